@@ -1,0 +1,124 @@
+# preflight: one Makefile (c-style.md section 11).
+#   make            build/preflight
+#   make test       every test, ASan + UBSan + ARENA_DEBUG (build/san)
+#   make lint       banned functions, core/ purity
+#   make deps       install missing Debian packages (apt-get as root)
+#   make clean
+# Variables: B (build dir), OPT, SAN, CC, SHARED (the shared/ folder).
+
+CC     ?= cc
+B      ?= build
+OPT    ?= -O2 -g
+SAN    ?=
+SHARED ?= ../shared
+PKGS    = yaml-0.1 jansson libmicrohttpd sqlite3 gnutls
+TESTPKGS = cmocka
+
+WARN  = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+        -Wmissing-prototypes -Wmissing-declarations -Wpointer-arith \
+        -Wwrite-strings -Wformat=2 -Wundef -Wvla -Wconversion \
+        -Wcast-qual -Wimplicit-fallthrough -Wnull-dereference
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+TEST_LIBS  = $(shell pkg-config --libs $(TESTPKGS) 2>/dev/null)
+CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(WARN) \
+         $(OPT) $(SAN) -MMD -MP -I. -I$(B)/gen $(PKG_CFLAGS)
+LDFLAGS += $(SAN)
+LDLIBS = $(PKG_LIBS) -lm
+
+CORE_SRC   = $(wildcard core/*.c)
+API_SRC    = $(wildcard api/*.c)
+SERVER_SRC = $(filter-out server/main.c,$(wildcard server/*.c))
+LIB_OBJ    = $(patsubst %.c,$(B)/%.o,$(CORE_SRC) $(API_SRC) $(SERVER_SRC))
+TESTS      = $(patsubst tests/%.c,%,$(wildcard tests/test_*.c))
+TEST_BINS  = $(addprefix $(B)/tests/,$(TESTS))
+
+.PHONY: all deps test run-tests lint clean fixtures
+
+all: deps $(B)/preflight
+
+# Debian package names for the pkg-config modules above.
+DEB_yaml-0.1 = libyaml-dev
+DEB_jansson = libjansson-dev
+DEB_libmicrohttpd = libmicrohttpd-dev
+DEB_sqlite3 = libsqlite3-dev
+DEB_gnutls = libgnutls28-dev
+DEB_cmocka = libcmocka-dev
+
+deps:
+	@missing=""; \
+	command -v pkg-config >/dev/null 2>&1 || missing="pkg-config"; \
+	for p in $(PKGS) $(TESTPKGS); do \
+		pkg-config --exists $$p 2>/dev/null || case $$p in \
+		yaml-0.1) missing="$$missing $(DEB_yaml-0.1)";; \
+		jansson) missing="$$missing $(DEB_jansson)";; \
+		libmicrohttpd) missing="$$missing $(DEB_libmicrohttpd)";; \
+		sqlite3) missing="$$missing $(DEB_sqlite3)";; \
+		gnutls) missing="$$missing $(DEB_gnutls)";; \
+		cmocka) missing="$$missing $(DEB_cmocka)";; \
+		esac; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" = 0 ]; then \
+			echo "make deps: installing$$missing"; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+			    apt-get install -y -qq --no-install-recommends \
+			    $$missing build-essential; \
+		else \
+			echo "make deps: missing packages; run:"; \
+			echo "  sudo apt-get install -y$$missing"; exit 1; \
+		fi; \
+	fi
+
+$(B)/preflight: $(B)/server/main.o $(LIB_OBJ)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(B)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(B)/tests/%.o: tests/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -DSHARED_DIR='"$(SHARED)"' -DBUILD_DIR='"$(B)"' \
+	    -c -o $@ $<
+
+$(B)/tests/test_%: $(B)/tests/test_%.o $(B)/tests/fixture.o $(LIB_OBJ)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(TEST_LIBS)
+
+SANFLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all \
+	   -fno-omit-frame-pointer
+
+test: deps
+	$(MAKE) B=build/san OPT="-O1 -g -DARENA_DEBUG" SAN="$(SANFLAGS)" \
+	    run-tests
+
+run-tests: $(B)/preflight $(TEST_BINS)
+	@set -e; export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+	    UBSAN_OPTIONS=print_stacktrace=1 PREFLIGHT_BIN=$(B)/preflight \
+	    SHARED_DIR=$(SHARED); \
+	for t in $(TEST_BINS); do echo "== $$t"; $$t; done; \
+	echo "== tests/report_schema.py"; \
+	python3 tests/report_schema.py $(B)/preflight $(SHARED); \
+	echo "== all test suites passed"
+
+BANNED = strcpy|strcat|sprintf|vsprintf|gets|atoi|atol|atof|strtok|alloca
+lint:
+	@if grep -nE '(^|[^_a-z])($(BANNED))\(' core/*.c api/*.c server/*.c \
+	    tests/*.c; then echo "lint: banned function"; exit 1; fi
+	@if grep -nE '#include <(sqlite3|microhttpd|jansson|unistd|pthread|gnutls/[a-z]+|stdio)\.h>' \
+	    core/*.h; then echo "lint: core headers must not pull I/O or service libraries"; exit 1; fi
+	@if grep -nE '#include <(sqlite3|microhttpd|jansson|unistd|pthread|gnutls/[a-z]+)\.h>' \
+	    core/*.c; then echo "lint: core/ is pure"; exit 1; fi
+	@if grep -nE '\<(fopen|fread|fwrite|printf|fprintf|puts|fputs|getenv|time|clock_gettime|rand|open|read|write)\(' \
+	    core/*.c; then echo "lint: core/ does no I/O, no clock, no env"; exit 1; fi
+	@if grep -nE '#include <(sqlite3|microhttpd)\.h>' api/*.c api/*.h; \
+	    then echo "lint: api/ has no sockets and no SQL"; exit 1; fi
+	@if grep -nE '#ifn?def|#if ' core/*.c api/*.c server/*.c | \
+	    grep -v ARENA_DEBUG; then echo "lint: no #ifdef in .c files"; \
+	    exit 1; fi
+	@echo "lint: ok"
+
+clean:
+	rm -rf build
+
+-include $(shell find build -name '*.d' 2>/dev/null)

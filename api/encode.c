@@ -1,0 +1,109 @@
+/*
+ * api/encode: report encoders.  Builds jansson trees with the stealing
+ * setters, so one json_decref() frees everything.
+ */
+#include "encode.h"
+
+#include <string.h>
+
+#include "core/doc.h"
+
+static json_t *
+str_or_null(const char *s)
+{
+	return s == NULL ? json_null() : json_string(s);
+}
+
+static json_t *
+encode_context(const struct context *c)
+{
+	return json_pack("{s:I, s:I, s:I, s:s, s:s}",
+	    "gpus", (json_int_t)c->gpus,
+	    "nodes", (json_int_t)c->nodes,
+	    "gpus_per_node", (json_int_t)c->gpus_per_node,
+	    "gpu", c->gpu,
+	    "interconnect", c->interconnect);
+}
+
+static json_t *
+encode_finding(const struct finding *f)
+{
+	return json_pack("{s:s, s:s, s:s, s:o, s:s, s:I, s:I}",
+	    "rule", f->rule,
+	    "severity", severity_name(f->severity),
+	    "message", f->message,
+	    "hint", str_or_null(f->hint),
+	    "path", f->path,
+	    "line", (json_int_t)f->line,
+	    "column", (json_int_t)f->col);
+}
+
+json_t *
+encode_report_json(const struct report *r, const char *file)
+{
+	json_t *root, *findings;
+	size_t i;
+
+	findings = json_array();
+	if (findings == NULL)
+		return NULL;
+	for (i = 0; i < r->nfindings; i++)
+		if (json_array_append_new(findings,
+		    encode_finding(&r->findings[i])) != 0) {
+			json_decref(findings);
+			return NULL;
+		}
+	root = json_pack("{s:s, s:s, s:o, s:n, s:o, s:n, s:[]}",
+	    "verdict", verdict_name(r->verdict),
+	    "config_sha256", r->config_sha256,
+	    "context", encode_context(&r->ctx),
+	    "plan",
+	    "findings", findings,
+	    "estimate",
+	    "suggestions");
+	if (root == NULL)
+		return NULL;
+	if (file != NULL && json_object_set_new(root, "file",
+	    json_string(file)) != 0) {
+		json_decref(root);
+		return NULL;
+	}
+	return root;
+}
+
+static const char *
+sev_colour(enum severity s)
+{
+	switch (s) {
+	case SEV_ERROR:
+		return "\033[1;31m";
+	case SEV_WARNING:
+		return "\033[1;33m";
+	case SEV_INFO:
+		return "\033[1;36m";
+	}
+	return "";
+}
+
+void
+encode_report_text(FILE *out, const struct report *r, const char *file,
+    bool colour)
+{
+	const char *bold = colour ? "\033[1m" : "";
+	const char *reset = colour ? "\033[0m" : "";
+	size_t i;
+
+	for (i = 0; i < r->nfindings; i++) {
+		const struct finding *f = &r->findings[i];
+
+		fprintf(out, "%s%s:%u:%u:%s %s%s:%s %s [%s]\n", bold, file,
+		    f->line, f->col, reset,
+		    colour ? sev_colour(f->severity) : "",
+		    severity_name(f->severity), reset, f->message, f->rule);
+	}
+	fprintf(out, "%s%s:%s %s (%zu error%s, %zu warning%s, %zu info) "
+	    "on %ld x %s\n", bold, file, reset, verdict_name(r->verdict),
+	    r->count[SEV_ERROR], r->count[SEV_ERROR] == 1 ? "" : "s",
+	    r->count[SEV_WARNING], r->count[SEV_WARNING] == 1 ? "" : "s",
+	    r->count[SEV_INFO], r->ctx.gpus, r->ctx.gpu);
+}

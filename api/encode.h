@@ -1,0 +1,30 @@
+/*
+ * api/encode: a core report -> the formats other tools parse.
+ *
+ * JSON follows DESIGN.md's report section and openapi.yaml's Report schema
+ * (binding).  Text is compiler-style, one line per finding.
+ */
+#ifndef API_ENCODE_H
+#define API_ENCODE_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "core/report.h"
+
+/*
+ * The report as a JSON object; file, when not NULL, is added as "file".
+ * New reference: the caller json_decref()s it.  NULL when out of memory.
+ */
+json_t *encode_report_json(const struct report *r, const char *file);
+
+/*
+ * Write the report as text to out: one `file:line:col: severity: message
+ * [rule]` line per finding, then a summary line.  colour adds ANSI colours.
+ */
+void encode_report_text(FILE *out, const struct report *r, const char *file,
+    bool colour);
+
+#endif /* API_ENCODE_H */

@@ -1,0 +1,169 @@
+/*
+ * core/arena: bump allocation from capped, malloc'd blocks.
+ *
+ *   blocks -> [hdr|objects.....][hdr|objects.........] (each block twice
+ *             the size of the one before, up to what the cap allows)
+ *
+ * Limits: the sum of all blocks never exceeds cap.  No I/O.
+ */
+#include "arena.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ARENA_FIRST_BLOCK ((size_t)16 * 1024)
+
+struct block {
+	struct block *next;	/* older block */
+	max_align_t pad[];	/* objects follow, maximally aligned */
+};
+
+void
+arena_init(struct arena *a, size_t cap)
+{
+	memset(a, 0, sizeof(*a));
+	a->cap = cap;
+	a->next = ARENA_FIRST_BLOCK;
+}
+
+void
+arena_fini(struct arena *a)
+{
+	struct block *b, *next;
+
+	for (b = a->blocks; b != NULL; b = next) {
+		next = b->next;
+		free(b);
+	}
+	a->blocks = NULL;
+	a->beg = a->end = NULL;
+	a->used = 0;
+	a->next = ARENA_FIRST_BLOCK;
+}
+
+size_t
+arena_left(const struct arena *a)
+{
+	return a->cap > a->used ? a->cap - a->used : 0;
+}
+
+/* Malloc a new block of at least need usable bytes within the budget. */
+static int
+arena_grow(struct arena *a, size_t need)
+{
+	size_t left = arena_left(a);
+	size_t size;
+	struct block *b;
+
+	if (need > SIZE_MAX - sizeof(*b) - _Alignof(max_align_t))
+		return -1;
+	need += sizeof(*b) + _Alignof(max_align_t);
+	size = a->next > need ? a->next : need;
+	if (size > left)
+		size = left;
+	if (size < need)
+		return -1;
+	b = malloc(size);
+	if (b == NULL)
+		return -1;
+	b->next = a->blocks;
+	a->blocks = b;
+	a->used += size;
+	a->beg = (char *)b->pad;
+	a->end = (char *)b + size;
+	if (a->next < SIZE_MAX / 2)
+		a->next *= 2;
+	return 0;
+}
+
+#ifdef ARENA_DEBUG
+/* One malloc per object, so ASan sees every overrun. */
+void *
+arena_alloc(struct arena *a, size_t size, size_t align, size_t n)
+{
+	struct block *b;
+	size_t bytes;
+
+	(void)align;
+	if (size > 0 && n > (SIZE_MAX - sizeof(*b)) / size)
+		return NULL;
+	bytes = size * n + sizeof(*b);
+	if (bytes > arena_left(a))
+		return NULL;
+	b = malloc(bytes);
+	if (b == NULL)
+		return NULL;
+	b->next = a->blocks;
+	a->blocks = b;
+	a->used += bytes;
+	return memset(b->pad, 0, size * n);
+}
+#else
+void *
+arena_alloc(struct arena *a, size_t size, size_t align, size_t n)
+{
+	size_t left = (size_t)(a->end - a->beg);
+	size_t pad = a->beg == NULL ? 0 :
+	    (align - (uintptr_t)a->beg % align) % align;
+	char *p;
+
+	/* Dividing, not multiplying, so a huge n cannot wrap around. */
+	if (a->beg == NULL || pad > left ||
+	    (size > 0 && n > (left - pad) / size)) {
+		if (size > 0 && n > (SIZE_MAX - align) / size)
+			return NULL;
+		if (arena_grow(a, size * n + align) != 0)
+			return NULL;
+		left = (size_t)(a->end - a->beg);
+		pad = (align - (uintptr_t)a->beg % align) % align;
+	}
+	p = a->beg + pad;
+	a->beg = p + size * n;
+	return memset(p, 0, size * n);
+}
+#endif
+
+char *
+arena_strndup(struct arena *a, const char *s, size_t len)
+{
+	char *p;
+
+	if (len == SIZE_MAX)
+		return NULL;
+	p = arena_alloc(a, 1, 1, len + 1);
+	if (p == NULL)
+		return NULL;
+	if (len > 0)
+		memcpy(p, s, len);
+	p[len] = '\0';
+	return p;
+}
+
+char *
+arena_printf(struct arena *a, const char *fmt, ...)
+{
+	va_list ap;
+	char small[256];
+	char *p;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(small, sizeof(small), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return NULL;
+	p = arena_alloc(a, 1, 1, (size_t)n + 1);
+	if (p == NULL)
+		return NULL;
+	if ((size_t)n < sizeof(small)) {
+		memcpy(p, small, (size_t)n + 1);
+		return p;
+	}
+	va_start(ap, fmt);
+	vsnprintf(p, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	return p;
+}

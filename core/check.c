@@ -1,0 +1,58 @@
+/*
+ * core/check: run the core pipeline on one config.  No I/O.
+ */
+#include "check.h"
+
+#include "arena.h"
+
+/* schema.duplicate_key: PyYAML keeps the last; say so at the second. */
+static int
+report_dups(struct report *r, const struct doc *d, struct arena *a)
+{
+	const struct doc_dup *k;
+	int rv;
+
+	for (k = d->dups; k != NULL; k = k->next) {
+		rv = report_add(r, a, "schema.duplicate_key", SEV_WARNING,
+		    k->path, k->loc.line, k->loc.col,
+		    "remove one of the two; Axolotl uses the last value",
+		    "key '%.200s' appears twice (first at line %u)", k->key,
+		    k->first_line);
+		if (rv != 0)
+			return rv;
+	}
+	return 0;
+}
+
+int
+check_run(struct report **out, const char *buf, size_t len,
+    const struct context *ctx, const struct limits *lim, struct arena *a,
+    struct err *e)
+{
+	struct report *r;
+	struct doc *d;
+	int rv;
+
+	*out = NULL;
+	r = ARENA_NEW(a, struct report, 1);
+	if (r == NULL)
+		return err_set(e, ERR_NOMEM, NULL,
+		    "request memory budget spent");
+	r->ctx = *ctx;
+	rv = context_resolve(&r->ctx, e);
+	if (rv != 0)
+		return rv;
+	rv = doc_parse(&d, buf, len, lim, a, e);
+	if (rv != 0)
+		return rv;
+	r->doc = d;
+	rv = report_dups(r, d, a);
+	if (rv != 0)
+		return err_set(e, rv, NULL,
+		    "request memory budget spent while reporting");
+	rv = report_finish(r, a, e);
+	if (rv != 0)
+		return rv;
+	*out = r;
+	return 0;
+}

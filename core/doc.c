@@ -1,0 +1,993 @@
+/*
+ * core/doc: libyaml events -> document tree, the way PyYAML composes and
+ * constructs it (yaml/composer.py, yaml/constructor.py SafeConstructor).
+ *
+ * One pass over libyaml's event stream with an explicit stack, so depth
+ * costs no C recursion.  Limits are checked as events arrive: a 100,000-deep
+ * flow sequence stops at the first level past max_depth, and an alias bomb
+ * stops when the nodes its aliases stand for pass max_nodes (each node
+ * knows its weight, so counting an alias is O(1)).  Anchors and keys go
+ * through hash tables, so nothing is quadratic.
+ * Limits: no I/O, all memory from the caller's arena.
+ */
+#include "doc.h"
+
+#include <stdint.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "arena.h"
+#include "scalar.h"
+
+#define TAG_PREFIX "tag:yaml.org,2002:"
+
+void
+limits_default(struct limits *l)
+{
+	l->max_bytes = (size_t)8 << 20;
+	l->max_depth = 64;
+	l->max_nodes = 100000;
+	l->max_scalar = (size_t)1 << 20;
+	l->max_key = 1024;
+}
+
+/* One child of a collection being built. */
+struct link {
+	struct doc_node *node;	/* the child (shared when an alias) */
+	struct doc_loc loc;	/* where it was written */
+	struct link *next;
+};
+
+/* A collection whose end event has not arrived yet. */
+struct frame {
+	struct doc_node *node;	/* the collection */
+	struct link *head;	/* children in order; maps: key, value, ... */
+	struct link *tail;
+	size_t n;		/* children so far */
+	size_t weight;		/* sum of the children's weights */
+};
+
+struct anchor {
+	const char *name;	/* NULL: empty slot */
+	struct doc_node *node;
+	struct doc_loc loc;	/* where it was defined */
+};
+
+struct builder {
+	const struct limits *lim;
+	struct arena *a;
+	struct err *e;
+	const char *buf;	/* the input, for error positions */
+	size_t len;
+	struct frame *stack;	/* lim->max_depth + 1 frames */
+	unsigned depth;		/* open collections */
+	struct anchor *anchors;	/* open addressing, power-of-two size */
+	size_t anchor_cap;
+	size_t anchor_n;
+	struct doc *doc;
+	struct doc_dup *dup_tail;
+	int ndocs;		/* DOCUMENT-START events seen */
+};
+
+static struct err_loc
+mkloc(struct doc_loc l)
+{
+	struct err_loc e;
+
+	memset(&e, 0, sizeof(e));
+	e.line = l.line;
+	e.col = l.col;
+	return e;
+}
+
+static struct doc_loc
+mark_loc(yaml_mark_t m)
+{
+	struct doc_loc l;
+
+	/* libyaml counts from 0; we report from 1. */
+	l.line = m.line >= UINT32_MAX ? UINT32_MAX : (unsigned)m.line + 1;
+	l.col = m.column >= UINT32_MAX ? UINT32_MAX : (unsigned)m.column + 1;
+	return l;
+}
+
+static int
+nomem(struct builder *b)
+{
+	return err_set(b->e, ERR_NOMEM, NULL,
+	    "request memory budget spent while building the document");
+}
+
+/* FNV-1a, for anchors and string keys. */
+static uint64_t
+hash_bytes(const char *s, size_t n, uint64_t h)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+static uint64_t
+hash_u64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	return x;
+}
+
+/*
+ * Input checks libyaml would make with an offset but no line: UTF-8
+ * validity, NUL bytes and the characters YAML forbids.  Positions count
+ * characters the way libyaml's marks do (a BOM is skipped, \r\n, NEL, LS
+ * and PS end a line).
+ */
+static int
+check_encoding(const char *buf, size_t len, struct err *e)
+{
+	const unsigned char *s = (const unsigned char *)buf;
+	struct doc_loc at = { 1, 1 };
+	size_t i = 0;
+
+	if (len >= 3 && s[0] == 0xEF && s[1] == 0xBB && s[2] == 0xBF)
+		i = 3;
+	while (i < len) {
+		unsigned c = s[i];
+		uint32_t cp;
+		size_t w, k;
+		struct err_loc l;
+
+		l = mkloc(at);
+		if (c == 0)
+			return err_set(e, ERR_PARSE, &l,
+			    "NUL byte at byte offset %zu; a config is text", i);
+		if (c < 0x80) {
+			cp = c;
+			w = 1;
+		} else if (c >= 0xC2 && c <= 0xDF) {
+			cp = c & 0x1F;
+			w = 2;
+		} else if (c >= 0xE0 && c <= 0xEF) {
+			cp = c & 0x0F;
+			w = 3;
+		} else if (c >= 0xF0 && c <= 0xF4) {
+			cp = c & 0x07;
+			w = 4;
+		} else
+			goto bad;
+		if (w > len - i)
+			goto bad;
+		for (k = 1; k < w; k++) {
+			if ((s[i + k] & 0xC0) != 0x80)
+				goto bad;
+			cp = (cp << 6) | (s[i + k] & 0x3F);
+		}
+		/* Overlong forms, surrogates, past U+10FFFF. */
+		if ((w == 3 && cp < 0x800) || (w == 4 && cp < 0x10000) ||
+		    (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
+			goto bad;
+		if (!(cp == 0x09 || cp == 0x0A || cp == 0x0D ||
+		    (cp >= 0x20 && cp <= 0x7E) || cp == 0x85 ||
+		    (cp >= 0xA0 && cp <= 0xD7FF) ||
+		    (cp >= 0xE000 && cp <= 0xFFFD) || cp >= 0x10000))
+			return err_set(e, ERR_PARSE, &l,
+			    "control character U+%04X at byte offset %zu is "
+			    "not allowed in YAML", (unsigned)cp, i);
+		if (cp == '\n' || cp == 0x85 || cp == 0x2028 ||
+		    cp == 0x2029 || (cp == '\r' &&
+		    (i + 1 >= len || s[i + 1] != '\n'))) {
+			at.line++;
+			at.col = 1;
+		} else if (cp != '\r') {
+			at.col++;
+		}
+		i += w;
+		continue;
+bad:
+		return err_set(e, ERR_PARSE, &l,
+		    "invalid UTF-8 at byte offset %zu (byte 0x%02x); "
+		    "configs must be UTF-8", i, c);
+	}
+	return 0;
+}
+
+/* Byte offset of 1-based (line, col), or len when past the end. */
+static size_t
+offset_at(const char *buf, size_t len, struct doc_loc l)
+{
+	unsigned line = 1, col = 1;
+	size_t i = 0;
+
+	while (i < len && (line < l.line || (line == l.line && col < l.col))) {
+		unsigned char c = (unsigned char)buf[i];
+
+		if (c == '\n') {
+			line++;
+			col = 1;
+			i++;
+			continue;
+		}
+		/* Step over one UTF-8 sequence: one character. */
+		i++;
+		while (i < len && ((unsigned char)buf[i] & 0xC0) == 0x80)
+			i++;
+		col++;
+	}
+	return i;
+}
+
+static int
+yaml_failed(struct builder *b, const yaml_parser_t *p)
+{
+	struct doc_loc at;
+	struct err_loc l;
+	const char *problem = p->problem != NULL ? p->problem : "invalid YAML";
+	size_t off;
+
+	if (p->error == YAML_MEMORY_ERROR)
+		return err_set(b->e, ERR_NOMEM, NULL,
+		    "out of memory while parsing YAML");
+	if (p->error == YAML_READER_ERROR) {
+		/* check_encoding() catches these first; keep a position. */
+		at.line = 1;
+		at.col = 1;
+		l = mkloc(at);
+		return err_set(b->e, ERR_PARSE, &l, "%s at byte offset %zu",
+		    problem, p->problem_offset);
+	}
+	at = mark_loc(p->problem_mark);
+	l = mkloc(at);
+	off = offset_at(b->buf, b->len, at);
+	if (off < b->len && b->buf[off] == '\t')
+		return err_set(b->e, ERR_PARSE, &l,
+		    "tab character used for indentation; YAML allows only "
+		    "spaces");
+	if (p->context != NULL)
+		return err_set(b->e, ERR_PARSE, &l, "%s: %s", p->context,
+		    problem);
+	return err_set(b->e, ERR_PARSE, &l, "%s", problem);
+}
+
+/*
+ * Dotted path of the entry being built at stack depth d, e.g.
+ * "datasets[0].path".  For messages only; truncates quietly.
+ */
+static void
+stack_path(char *out, size_t cap, const struct builder *b, unsigned d,
+    const char *last)
+{
+	size_t n = 0;
+	unsigned i;
+
+	out[0] = '\0';
+	for (i = 0; i < d && n < cap; i++) {
+		const struct frame *f = &b->stack[i];
+		int w;
+
+		if (f->node->kind == DOC_SEQ) {
+			w = snprintf(out + n, cap - n, "[%zu]", f->n);
+		} else if (f->tail != NULL && f->n % 2 == 1 &&
+		    f->tail->node->text != NULL) {
+			w = snprintf(out + n, cap - n, "%s%s",
+			    n > 0 ? "." : "", f->tail->node->text);
+		} else {
+			w = 0;
+		}
+		if (w < 0)
+			return;
+		n += (size_t)w;
+	}
+	if (last != NULL && n < cap)
+		snprintf(out + n, cap - n, "%s%s", n > 0 ? "." : "", last);
+}
+
+static int
+count_nodes(struct builder *b, size_t weight, struct doc_loc at)
+{
+	struct err_loc l;
+
+	if (weight > b->lim->max_nodes ||
+	    b->doc->nodes > b->lim->max_nodes - weight) {
+		l = mkloc(at);
+		return err_set(b->e, ERR_LIMIT, &l,
+		    "document has more than %zu nodes counting alias "
+		    "expansions (limit max_nodes)", b->lim->max_nodes);
+	}
+	b->doc->nodes += weight;
+	return 0;
+}
+
+static int
+anchor_grow(struct builder *b)
+{
+	size_t cap = b->anchor_cap == 0 ? 16 : b->anchor_cap * 2;
+	struct anchor *t = ARENA_NEW(b->a, struct anchor, cap);
+	size_t i;
+
+	if (t == NULL)
+		return nomem(b);
+	for (i = 0; i < b->anchor_cap; i++) {
+		const struct anchor *o = &b->anchors[i];
+		size_t j;
+
+		if (o->name == NULL)
+			continue;
+		j = (size_t)hash_bytes(o->name, strlen(o->name),
+		    0xcbf29ce484222325ULL) & (cap - 1);
+		while (t[j].name != NULL)
+			j = (j + 1) & (cap - 1);
+		t[j] = *o;
+	}
+	b->anchors = t;
+	b->anchor_cap = cap;
+	return 0;
+}
+
+/* The slot for name: its entry, or the empty slot where it would go. */
+static struct anchor *
+anchor_slot(struct builder *b, const char *name)
+{
+	size_t j = (size_t)hash_bytes(name, strlen(name),
+	    0xcbf29ce484222325ULL) & (b->anchor_cap - 1);
+
+	while (b->anchors[j].name != NULL &&
+	    strcmp(b->anchors[j].name, name) != 0)
+		j = (j + 1) & (b->anchor_cap - 1);
+	return &b->anchors[j];
+}
+
+static int
+anchor_define(struct builder *b, const yaml_char_t *name,
+    struct doc_node *node, struct doc_loc at)
+{
+	struct anchor *s;
+	struct err_loc l;
+	int rv;
+
+	if (name == NULL)
+		return 0;
+	if (b->anchor_n * 2 >= b->anchor_cap) {
+		rv = anchor_grow(b);
+		if (rv != 0)
+			return rv;
+	}
+	s = anchor_slot(b, (const char *)name);
+	if (s->name != NULL) {
+		/* PyYAML's composer refuses a second anchor of one name. */
+		l = mkloc(at);
+		return err_set(b->e, ERR_PARSE, &l,
+		    "duplicate anchor '&%s' (first at line %u)", s->name,
+		    s->loc.line);
+	}
+	s->name = arena_strndup(b->a, (const char *)name,
+	    strlen((const char *)name));
+	if (s->name == NULL)
+		return nomem(b);
+	s->node = node;
+	s->loc = at;
+	b->anchor_n++;
+	return 0;
+}
+
+/* Is n the plain, untagged scalar s? (<< and = are special that way.) */
+static bool
+is_plain(const struct doc_node *n, const char *s)
+{
+	return n->plain && n->text != NULL && strcmp(n->text, s) == 0;
+}
+
+/* Append child (written at `at`) to the open collection on top. */
+static int
+add_child(struct builder *b, struct doc_node *child, struct doc_loc at)
+{
+	struct frame *f;
+	struct link *k;
+	struct err_loc l;
+	bool is_key;
+
+	l = mkloc(at);
+	if (b->depth == 0) {
+		if (child->kind == DOC_MAP) {
+			b->doc->root = child;
+			return 0;
+		}
+		if (child->kind == DOC_NULL)
+			return err_set(b->e, ERR_PARSE, &l,
+			    "empty document: a config is a mapping of keys");
+		return err_set(b->e, ERR_PARSE, &l,
+		    "the document root must be a mapping of config keys, "
+		    "got a %s", doc_kind_name(child->kind));
+	}
+	f = &b->stack[b->depth - 1];
+	is_key = f->node->kind == DOC_MAP && f->n % 2 == 0;
+	if (is_key) {
+		if (child->kind == DOC_SEQ || child->kind == DOC_MAP)
+			return err_set(b->e, ERR_PARSE, &l,
+			    "a mapping key must be a scalar, got a %s",
+			    doc_kind_name(child->kind));
+		if (child->len > b->lim->max_key)
+			return err_set(b->e, ERR_LIMIT, &l,
+			    "mapping key of %zu bytes exceeds %zu (limit "
+			    "max_key)", child->len, b->lim->max_key);
+	} else if (is_plain(child, "<<") || is_plain(child, "=")) {
+		/* PyYAML: "could not determine a constructor". */
+		return err_set(b->e, ERR_PARSE, &l,
+		    "plain '%s' is only valid as a mapping key; quote it "
+		    "to mean the string", child->text);
+	}
+	k = ARENA_NEW(b->a, struct link, 1);
+	if (k == NULL)
+		return nomem(b);
+	k->node = child;
+	k->loc = at;
+	if (f->tail == NULL)
+		f->head = k;
+	else
+		f->tail->next = k;
+	f->tail = k;
+	f->n++;
+	f->weight = f->weight > SIZE_MAX - child->weight ? SIZE_MAX :
+	    f->weight + child->weight;
+	return 0;
+}
+
+static bool
+is_number(enum doc_kind k)
+{
+	return k == DOC_BOOL || k == DOC_INT || k == DOC_FLOAT;
+}
+
+/* Python's hash(): 1 == 1.0 == True share one. */
+static uint64_t
+key_hash(const struct doc_node *k)
+{
+	double f;
+
+	switch (k->kind) {
+	case DOC_NULL:
+		return 0x9e3779b97f4a7c15ULL;
+	case DOC_BOOL:
+		return hash_u64(k->b ? 1 : 0);
+	case DOC_INT:
+		if (k->big)
+			return hash_bytes(k->text, k->len, 7);
+		return hash_u64((uint64_t)k->i);
+	case DOC_FLOAT:
+		f = k->f;
+		if (f == f && f >= -9.2e18 && f <= 9.2e18 &&
+		    (double)(long long)f == f)
+			return hash_u64((uint64_t)(long long)f);
+		return hash_bytes((const char *)&f, sizeof(f), 11);
+	default:
+		return hash_bytes(k->text, k->len,
+		    0xcbf29ce484222325ULL ^ (uint64_t)k->kind);
+	}
+}
+
+static double
+num_value(const struct doc_node *k)
+{
+	if (k->kind == DOC_BOOL)
+		return k->b ? 1.0 : 0.0;
+	if (k->kind == DOC_INT)
+		return (double)k->i;
+	return k->f;
+}
+
+/* Python's ==, for the scalar kinds a key can have. */
+static bool
+key_eq(const struct doc_node *x, const struct doc_node *y)
+{
+	if (is_number(x->kind) && is_number(y->kind)) {
+		if (x->kind != DOC_FLOAT && y->kind != DOC_FLOAT) {
+			if (x->big || y->big)
+				return x->big && y->big && x->len == y->len &&
+				    memcmp(x->text, y->text, x->len) == 0;
+			return (x->kind == DOC_BOOL ? (long long)x->b : x->i)
+			    == (y->kind == DOC_BOOL ? (long long)y->b : y->i);
+		}
+		return num_value(x) == num_value(y);
+	}
+	if (x->kind != y->kind)
+		return false;
+	if (x->kind == DOC_NULL)
+		return true;
+	return x->len == y->len && memcmp(x->text, y->text, x->len) == 0;
+}
+
+/* The value of a << key: its pairs, in PyYAML's flatten_mapping order. */
+static int
+merge_sources(struct builder *b, const struct doc_node *v,
+    struct doc_loc at, const struct doc_node ***srcs, size_t *nsrcs)
+{
+	struct err_loc l = mkloc(at);
+	size_t i;
+
+	if (v->kind == DOC_MAP) {
+		*srcs = ARENA_NEW(b->a, const struct doc_node *, 1);
+		if (*srcs == NULL)
+			return nomem(b);
+		(*srcs)[0] = v;
+		*nsrcs = 1;
+		return 0;
+	}
+	if (v->kind != DOC_SEQ)
+		return err_set(b->e, ERR_PARSE, &l,
+		    "a merge key '<<' needs a mapping or a list of mappings, "
+		    "got a %s", doc_kind_name(v->kind));
+	*srcs = ARENA_NEW(b->a, const struct doc_node *, v->n);
+	if (v->n > 0 && *srcs == NULL)
+		return nomem(b);
+	/* Later mappings in the list lose to earlier ones: reverse. */
+	for (i = 0; i < v->n; i++) {
+		const struct doc_node *m = v->items[v->n - 1 - i];
+
+		if (m->kind != DOC_MAP)
+			return err_set(b->e, ERR_PARSE, &l,
+			    "a merge key '<<' list may hold only mappings, "
+			    "item %zu is a %s", v->n - 1 - i,
+			    doc_kind_name(m->kind));
+		(*srcs)[i] = m;
+	}
+	*nsrcs = v->n;
+	return 0;
+}
+
+static int
+note_dup(struct builder *b, const struct doc_pair *kept, unsigned first)
+{
+	struct doc_dup *d = ARENA_NEW(b->a, struct doc_dup, 1);
+	char path[256];
+
+	if (d == NULL)
+		return nomem(b);
+	stack_path(path, sizeof(path), b, b->depth, kept->key->text);
+	d->key = kept->key->text;
+	d->path = arena_strndup(b->a, path, strlen(path));
+	if (d->path == NULL)
+		return nomem(b);
+	d->loc = kept->key_loc;
+	d->first_line = first;
+	if (b->dup_tail == NULL)
+		b->doc->dups = d;
+	else
+		b->dup_tail->next = d;
+	b->dup_tail = d;
+	return 0;
+}
+
+/*
+ * Close a mapping: merged pairs first, then the explicit ones, each key
+ * kept at its first position with its last value (a Python dict).
+ */
+static int
+finish_map(struct builder *b, struct frame *f)
+{
+	struct doc_node *m = f->node;
+	size_t npairs = f->n / 2, total = 0, out = 0, cap, i, j;
+	struct doc_pair *raw, *all;
+	size_t *slots;
+	const struct link *k;
+	int rv;
+
+	raw = ARENA_NEW(b->a, struct doc_pair, npairs);
+	if (npairs > 0 && raw == NULL)
+		return nomem(b);
+	for (i = 0, k = f->head; i < npairs; i++, k = k->next->next) {
+		raw[i].key = k->node;
+		raw[i].key_loc = k->loc;
+		raw[i].value = k->next->node;
+		raw[i].value_loc = k->next->loc;
+	}
+	/* Count what the merges bring in; the node budget bounds it. */
+	for (i = 0; i < npairs; i++) {
+		const struct doc_node *v = raw[i].value;
+
+		if (!is_plain(raw[i].key, "<<")) {
+			total++;
+			continue;
+		}
+		if (v->kind == DOC_MAP)
+			total += v->n;
+		else if (v->kind == DOC_SEQ)
+			for (j = 0; j < v->n; j++)
+				total += v->items[j]->n;
+	}
+	all = ARENA_NEW(b->a, struct doc_pair, total);
+	if (total > 0 && all == NULL)
+		return nomem(b);
+	for (i = 0; i < npairs; i++) {
+		const struct doc_node **srcs = NULL;
+		size_t nsrcs = 0, s;
+
+		if (!is_plain(raw[i].key, "<<"))
+			continue;
+		rv = merge_sources(b, raw[i].value, raw[i].value_loc, &srcs,
+		    &nsrcs);
+		if (rv != 0)
+			return rv;
+		for (s = 0; s < nsrcs; s++)
+			for (j = 0; j < srcs[s]->n; j++) {
+				all[out] = srcs[s]->pairs[j];
+				all[out++].merged = true;
+			}
+	}
+	for (i = 0; i < npairs; i++)
+		if (!is_plain(raw[i].key, "<<"))
+			all[out++] = raw[i];
+
+	/* Dedup through an open-addressing table of indexes into m->pairs. */
+	for (cap = 8; cap < out * 2; cap *= 2)
+		;
+	slots = ARENA_NEW(b->a, size_t, cap);
+	m->pairs = ARENA_NEW(b->a, struct doc_pair, out);
+	if (slots == NULL || (out > 0 && m->pairs == NULL))
+		return nomem(b);
+	m->n = 0;
+	for (i = 0; i < out; i++) {
+		size_t h = (size_t)key_hash(all[i].key) & (cap - 1);
+		struct doc_pair *hit = NULL;
+
+		while (slots[h] != 0) {
+			struct doc_pair *p = &m->pairs[slots[h] - 1];
+
+			if (key_eq(p->key, all[i].key)) {
+				hit = p;
+				break;
+			}
+			h = (h + 1) & (cap - 1);
+		}
+		if (hit == NULL) {
+			m->pairs[m->n] = all[i];
+			slots[h] = ++m->n;
+			continue;
+		}
+		if (!hit->merged && !all[i].merged) {
+			unsigned first = hit->key_loc.line;
+
+			*hit = all[i];
+			rv = note_dup(b, hit, first);
+			if (rv != 0)
+				return rv;
+		} else {
+			*hit = all[i];
+		}
+	}
+	return 0;
+}
+
+static int
+finish_seq(struct builder *b, struct frame *f)
+{
+	struct doc_node *s = f->node;
+	const struct link *k;
+	size_t i;
+
+	s->items = ARENA_NEW(b->a, struct doc_node *, f->n);
+	if (f->n > 0 && s->items == NULL)
+		return nomem(b);
+	for (i = 0, k = f->head; k != NULL; k = k->next)
+		s->items[i++] = k->node;
+	s->n = f->n;
+	return 0;
+}
+
+static int
+check_collection_tag(struct builder *b, const yaml_char_t *tag,
+    const char *want, struct doc_loc at)
+{
+	struct err_loc l = mkloc(at);
+
+	if (tag == NULL || strcmp((const char *)tag, "!") == 0 ||
+	    strcmp((const char *)tag, want) == 0)
+		return 0;
+	return err_set(b->e, ERR_PARSE, &l, "unsupported tag '%s'",
+	    (const char *)tag);
+}
+
+static int
+open_collection(struct builder *b, const yaml_event_t *ev)
+{
+	bool map = ev->type == YAML_MAPPING_START_EVENT;
+	struct doc_loc at = mark_loc(ev->start_mark);
+	const yaml_char_t *tag = map ? ev->data.mapping_start.tag :
+	    ev->data.sequence_start.tag;
+	const yaml_char_t *anchor = map ? ev->data.mapping_start.anchor :
+	    ev->data.sequence_start.anchor;
+	struct doc_node *n;
+	struct frame *f;
+	struct err_loc l;
+	int rv;
+
+	if (b->depth >= b->lim->max_depth) {
+		l = mkloc(at);
+		return err_set(b->e, ERR_LIMIT, &l,
+		    "nesting deeper than %u levels (limit max_depth)",
+		    b->lim->max_depth);
+	}
+	rv = check_collection_tag(b, tag, map ? TAG_PREFIX "map" :
+	    TAG_PREFIX "seq", at);
+	if (rv != 0)
+		return rv;
+	rv = count_nodes(b, 1, at);
+	if (rv != 0)
+		return rv;
+	n = ARENA_NEW(b->a, struct doc_node, 1);
+	if (n == NULL)
+		return nomem(b);
+	n->kind = map ? DOC_MAP : DOC_SEQ;
+	n->loc = at;
+	n->building = true;
+	rv = anchor_define(b, anchor, n, at);
+	if (rv != 0)
+		return rv;
+	f = &b->stack[b->depth++];
+	memset(f, 0, sizeof(*f));
+	f->node = n;
+	return 0;
+}
+
+static int
+close_collection(struct builder *b)
+{
+	struct frame *f = &b->stack[b->depth - 1];
+	struct doc_node *n = f->node;
+	int rv;
+
+	rv = n->kind == DOC_MAP ? finish_map(b, f) : finish_seq(b, f);
+	if (rv != 0)
+		return rv;
+	n->weight = f->weight >= SIZE_MAX ? SIZE_MAX : f->weight + 1;
+	n->building = false;
+	b->depth--;
+	return add_child(b, n, n->loc);
+}
+
+/* Type a scalar event the way PyYAML's resolver and constructor do. */
+static int
+scalar_node(struct doc_node **out, struct builder *b, const yaml_event_t *ev)
+{
+	const char *tag = (const char *)ev->data.scalar.tag;
+	const char *v = (const char *)ev->data.scalar.value;
+	size_t len = ev->data.scalar.length;
+	struct doc_loc at = mark_loc(ev->start_mark);
+	enum scalar_type t;
+	struct scalar sc;
+	struct doc_node *n;
+	struct err_loc l = mkloc(at);
+
+	*out = NULL;
+	if (len > b->lim->max_scalar)
+		return err_set(b->e, ERR_LIMIT, &l,
+		    "scalar of %zu bytes exceeds %zu (limit max_scalar)", len,
+		    b->lim->max_scalar);
+	if (tag == NULL)
+		t = ev->data.scalar.plain_implicit ? scalar_resolve(v, len) :
+		    SCALAR_STR;
+	else if (strcmp(tag, "!") == 0 || strcmp(tag, TAG_PREFIX "str") == 0)
+		t = SCALAR_STR;
+	else if (strcmp(tag, TAG_PREFIX "null") == 0)
+		t = SCALAR_NULL;
+	else if (strcmp(tag, TAG_PREFIX "bool") == 0)
+		t = SCALAR_BOOL;
+	else if (strcmp(tag, TAG_PREFIX "int") == 0)
+		t = SCALAR_INT;
+	else if (strcmp(tag, TAG_PREFIX "float") == 0)
+		t = SCALAR_FLOAT;
+	else if (strcmp(tag, TAG_PREFIX "timestamp") == 0 &&
+	    scalar_resolve(v, len) == SCALAR_TIMESTAMP)
+		t = SCALAR_TIMESTAMP;
+	else
+		return err_set(b->e, ERR_PARSE, &l,
+		    "unsupported tag '%s' (preflight reads what "
+		    "yaml.safe_load reads: !!str, !!int, !!float, !!bool, "
+		    "!!null, !!map, !!seq)", tag);
+	if (scalar_construct(&sc, t, v, len, b->a) != 0)
+		return err_set(b->e, ERR_PARSE, &l,
+		    "'%.40s' is not a valid !!%s value", v,
+		    scalar_type_name(t));
+	n = ARENA_NEW(b->a, struct doc_node, 1);
+	if (n == NULL)
+		return nomem(b);
+	n->text = arena_strndup(b->a, v, len);
+	if (n->text == NULL)
+		return nomem(b);
+	n->len = len;
+	n->loc = at;
+	n->weight = 1;
+	n->plain = tag == NULL && ev->data.scalar.plain_implicit;
+	switch (sc.type) {
+	case SCALAR_NULL:
+		n->kind = DOC_NULL;
+		break;
+	case SCALAR_BOOL:
+		n->kind = DOC_BOOL;
+		n->b = sc.b;
+		break;
+	case SCALAR_INT:
+		n->kind = DOC_INT;
+		n->i = sc.i;
+		n->big = sc.big;
+		break;
+	case SCALAR_FLOAT:
+		n->kind = DOC_FLOAT;
+		n->f = sc.f;
+		break;
+	case SCALAR_TIMESTAMP:
+		n->kind = DOC_TIMESTAMP;
+		break;
+	case SCALAR_STR:
+	case SCALAR_MERGE:
+	case SCALAR_VALUE:
+		/* << and = stay plain strings; add_child() polices them. */
+		n->kind = DOC_STR;
+		break;
+	}
+	*out = n;
+	return 0;
+}
+
+static int
+on_event(struct builder *b, const yaml_event_t *ev)
+{
+	struct doc_loc at = mark_loc(ev->start_mark);
+	struct err_loc l = mkloc(at);
+	struct doc_node *n;
+	struct anchor *s;
+	int rv;
+
+	switch (ev->type) {
+	case YAML_DOCUMENT_START_EVENT:
+		if (b->ndocs++ > 0)
+			return err_set(b->e, ERR_PARSE, &l,
+			    "more than one YAML document; a config is one "
+			    "document");
+		return 0;
+	case YAML_ALIAS_EVENT:
+		s = b->anchor_cap == 0 ? NULL : anchor_slot(b,
+		    (const char *)ev->data.alias.anchor);
+		if (s == NULL || s->name == NULL)
+			return err_set(b->e, ERR_PARSE, &l,
+			    "unknown alias '*%s'",
+			    (const char *)ev->data.alias.anchor);
+		if (s->node->building)
+			return err_set(b->e, ERR_PARSE, &l,
+			    "recursive alias '*%s' refers to a node that "
+			    "contains it (line %u)", s->name, s->loc.line);
+		rv = count_nodes(b, s->node->weight, at);
+		if (rv != 0)
+			return rv;
+		return add_child(b, s->node, at);
+	case YAML_SCALAR_EVENT:
+		rv = count_nodes(b, 1, at);
+		if (rv != 0)
+			return rv;
+		rv = scalar_node(&n, b, ev);
+		if (rv != 0)
+			return rv;
+		rv = anchor_define(b, ev->data.scalar.anchor, n, at);
+		if (rv != 0)
+			return rv;
+		return add_child(b, n, at);
+	case YAML_SEQUENCE_START_EVENT:
+	case YAML_MAPPING_START_EVENT:
+		return open_collection(b, ev);
+	case YAML_SEQUENCE_END_EVENT:
+	case YAML_MAPPING_END_EVENT:
+		return close_collection(b);
+	case YAML_NO_EVENT:
+	case YAML_STREAM_START_EVENT:
+	case YAML_STREAM_END_EVENT:
+	case YAML_DOCUMENT_END_EVENT:
+		return 0;
+	}
+	return 0;
+}
+
+int
+doc_parse(struct doc **out, const char *buf, size_t len,
+    const struct limits *lim, struct arena *a, struct err *e)
+{
+	yaml_parser_t parser;
+	yaml_event_t ev;
+	struct builder b;
+	struct err_loc l;
+	bool done = false;
+	int rv;
+
+	*out = NULL;
+	memset(&b, 0, sizeof(b));
+	if (len > lim->max_bytes)
+		return err_set(e, ERR_LIMIT, NULL,
+		    "config of %zu bytes exceeds %zu (limit max_bytes)", len,
+		    lim->max_bytes);
+	rv = check_encoding(buf, len, e);
+	if (rv != 0)
+		return rv;
+	b.lim = lim;
+	b.a = a;
+	b.e = e;
+	b.buf = buf;
+	b.len = len;
+	b.doc = ARENA_NEW(a, struct doc, 1);
+	b.stack = ARENA_NEW(a, struct frame, (size_t)lim->max_depth + 1);
+	if (b.doc == NULL || b.stack == NULL)
+		return err_set(e, ERR_NOMEM, NULL,
+		    "request memory budget spent before parsing");
+	if (!yaml_parser_initialize(&parser))
+		return err_set(e, ERR_NOMEM, NULL, "cannot initialize parser");
+	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
+	yaml_parser_set_encoding(&parser, YAML_UTF8_ENCODING);
+	rv = 0;
+	while (!done && rv == 0) {
+		if (!yaml_parser_parse(&parser, &ev)) {
+			rv = yaml_failed(&b, &parser);
+			break;
+		}
+		done = ev.type == YAML_STREAM_END_EVENT;
+		rv = on_event(&b, &ev);
+		yaml_event_delete(&ev);
+	}
+	yaml_parser_delete(&parser);
+	if (rv != 0) {
+		/* Name where in the tree it went wrong, for the caller. */
+		if (e != NULL && e->loc.line > 0 && e->loc.path[0] == '\0')
+			stack_path(e->loc.path, sizeof(e->loc.path), &b,
+			    b.depth, NULL);
+		return rv;
+	}
+	if (b.doc->root == NULL) {
+		l.line = 1;
+		l.col = 1;
+		l.path[0] = '\0';
+		return err_set(e, ERR_PARSE, &l,
+		    "empty document: a config is a mapping of keys");
+	}
+	*out = b.doc;
+	return 0;
+}
+
+const struct doc_pair *
+doc_map_get(const struct doc_node *map, const char *key)
+{
+	size_t i, n = strlen(key);
+
+	if (map == NULL || map->kind != DOC_MAP)
+		return NULL;
+	for (i = 0; i < map->n; i++) {
+		const struct doc_node *k = map->pairs[i].key;
+
+		if (k->kind == DOC_STR && k->len == n &&
+		    memcmp(k->text, key, n) == 0)
+			return &map->pairs[i];
+	}
+	return NULL;
+}
+
+const char *
+doc_kind_name(enum doc_kind k)
+{
+	switch (k) {
+	case DOC_NULL:
+		return "null";
+	case DOC_BOOL:
+		return "bool";
+	case DOC_INT:
+		return "int";
+	case DOC_FLOAT:
+		return "float";
+	case DOC_STR:
+		return "str";
+	case DOC_TIMESTAMP:
+		return "timestamp";
+	case DOC_SEQ:
+		return "list";
+	case DOC_MAP:
+		return "dict";
+	}
+	return "?";
+}

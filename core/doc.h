@@ -1,0 +1,119 @@
+/*
+ * core/doc: YAML bytes -> a document tree with source locations.
+ *
+ * The tree is what PyYAML's yaml.safe_load would build, because that is how
+ * Axolotl reads a config: YAML 1.1 scalar typing (core/scalar.h), anchors
+ * and aliases resolved to the anchored node, merge keys flattened, and the
+ * last of duplicate keys kept.  Unlike PyYAML, every node and every mapping
+ * entry keeps the 1-based line and column it was written at, duplicate keys
+ * are reported, and hostile input (depth, size, alias bombs, encodings) is
+ * refused promptly with ERR_LIMIT or ERR_PARSE and a location.
+ *
+ * All memory comes from the caller's arena; nothing here calls free on
+ * document data.  Only this module sees libyaml.
+ */
+#ifndef CORE_DOC_H
+#define CORE_DOC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "err.h"
+
+struct arena;
+
+/* Limits on one document; see limits_default(). */
+struct limits {
+	size_t max_bytes;	/* input size in bytes */
+	unsigned max_depth;	/* collections nested inside each other */
+	size_t max_nodes;	/* nodes, counting every alias expansion */
+	size_t max_scalar;	/* bytes in one scalar */
+	size_t max_key;		/* bytes in one mapping key */
+};
+
+/* The CLI defaults: 8 MiB, depth 64, 100,000 nodes, 1 MiB, 1 KiB. */
+void limits_default(struct limits *l);
+
+enum doc_kind {
+	DOC_NULL = 0,
+	DOC_BOOL,
+	DOC_INT,
+	DOC_FLOAT,
+	DOC_STR,
+	DOC_TIMESTAMP,		/* PyYAML makes a date; text holds it */
+	DOC_SEQ,
+	DOC_MAP
+};
+
+struct doc_loc {
+	unsigned line;		/* 1-based */
+	unsigned col;		/* 1-based, in characters */
+};
+
+struct doc_pair;
+
+struct doc_node {
+	enum doc_kind kind;	/* what PyYAML would construct */
+	struct doc_loc loc;	/* where the node starts (the anchor's
+				   position for a node reached by alias) */
+	const char *text;	/* scalars: the text as written after YAML
+				   unescaping, NUL-terminated; else NULL */
+	size_t len;		/* bytes in text (text may hold NULs) */
+	bool plain;		/* scalar written plain (not quoted/block) */
+	bool b;			/* DOC_BOOL */
+	long long i;		/* DOC_INT; saturated when big */
+	bool big;		/* DOC_INT does not fit in 64 bits */
+	double f;		/* DOC_FLOAT */
+	size_t n;		/* DOC_SEQ items or DOC_MAP pairs */
+	struct doc_node **items;	/* DOC_SEQ: n items */
+	struct doc_pair *pairs;		/* DOC_MAP: n pairs, dict order */
+	size_t weight;		/* nodes below and including this one,
+				   counting alias expansions */
+	bool building;		/* still being parsed (recursive alias) */
+};
+
+struct doc_pair {
+	struct doc_node *key;	/* a scalar */
+	struct doc_node *value;
+	struct doc_loc key_loc;	/* where this key was written */
+	struct doc_loc value_loc;	/* where this value (or its alias)
+					   was written */
+	bool merged;		/* came in through a << merge key */
+};
+
+/* A key written twice in one mapping (PyYAML keeps the last). */
+struct doc_dup {
+	const char *key;	/* the key's text */
+	const char *path;	/* dotted path of the key, e.g. "fsdp_config.x" */
+	struct doc_loc loc;	/* the second (kept) occurrence */
+	unsigned first_line;	/* the first occurrence */
+	struct doc_dup *next;	/* next in document order */
+};
+
+struct doc {
+	struct doc_node *root;	/* always a DOC_MAP */
+	struct doc_dup *dups;	/* duplicate keys, document order */
+	size_t nodes;		/* nodes counted against max_nodes */
+};
+
+/*
+ * Parse buf[0..len) into *out.  Everything is allocated from a, and lives
+ * as long as a.  Errors (with e->loc set to the 1-based position):
+ *   ERR_LIMIT   a limit in lim was exceeded (the message names it)
+ *   ERR_PARSE   not YAML, not UTF-8, NUL byte, control character, no or
+ *               several documents, root not a mapping, unknown or
+ *               recursive alias, unsupported tag, invalid tagged value
+ *   ERR_NOMEM   the arena budget is spent
+ * On failure *out is NULL.
+ */
+int doc_parse(struct doc **out, const char *buf, size_t len,
+    const struct limits *lim, struct arena *a, struct err *e);
+
+/* The pair whose key is the string key in map, or NULL.  Borrowed. */
+const struct doc_pair *doc_map_get(const struct doc_node *map,
+    const char *key);
+
+/* "null", "bool", "int", "float", "str", "timestamp", "list", "dict". */
+const char *doc_kind_name(enum doc_kind k);
+
+#endif /* CORE_DOC_H */

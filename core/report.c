@@ -1,0 +1,182 @@
+/*
+ * core/report: collecting findings and deciding the verdict.  No I/O.
+ */
+#include "report.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arena.h"
+#include "gpu.h"
+
+void
+context_default(struct context *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->gpus = 1;
+	c->nodes = 1;
+	c->gpu = "h100-sxm";
+}
+
+int
+context_resolve(struct context *c, struct err *e)
+{
+	static const char *const links[] = {
+		"nvlink", "pcie", "infiniband", "ethernet"
+	};
+	const struct gpu *g;
+	size_t i, n;
+	char ids[200];
+	size_t k = 0;
+
+	if (c->gpus < 1)
+		return err_set(e, ERR_SCHEMA, NULL,
+		    "gpus must be >= 1, got %ld", c->gpus);
+	if (c->nodes < 1)
+		return err_set(e, ERR_SCHEMA, NULL,
+		    "nodes must be >= 1, got %ld", c->nodes);
+	if (c->gpus % c->nodes != 0)
+		return err_set(e, ERR_SCHEMA, NULL,
+		    "gpus (%ld) must be a multiple of nodes (%ld)", c->gpus,
+		    c->nodes);
+	if (c->gpu == NULL)
+		c->gpu = "h100-sxm";
+	g = gpu_find(c->gpu);
+	if (g == NULL) {
+		const struct gpu *all = gpu_all(&n);
+
+		ids[0] = '\0';
+		for (i = 0; i < n && k + 1 < sizeof(ids); i++) {
+			int w = snprintf(ids + k, sizeof(ids) - k, "%s%s",
+			    i > 0 ? " " : "", all[i].id);
+
+			if (w < 0)
+				break;
+			k += (size_t)w;
+		}
+		return err_set(e, ERR_SCHEMA, NULL,
+		    "unknown gpu '%.40s'; known ids: %s", c->gpu, ids);
+	}
+	c->gpu = g->id;
+	c->gpus_per_node = c->gpus / c->nodes;
+	if (c->interconnect == NULL) {
+		c->interconnect = c->nodes > 1 ? "infiniband" : g->link;
+		return 0;
+	}
+	for (i = 0; i < sizeof(links) / sizeof(links[0]); i++)
+		if (strcmp(c->interconnect, links[i]) == 0) {
+			c->interconnect = links[i];
+			return 0;
+		}
+	return err_set(e, ERR_SCHEMA, NULL,
+	    "interconnect must be nvlink, pcie, infiniband or ethernet, "
+	    "got '%.40s'", c->interconnect);
+}
+
+int
+report_add(struct report *r, struct arena *a, const char *rule,
+    enum severity sev, const char *path, unsigned line, unsigned col,
+    const char *hint, const char *fmt, ...)
+{
+	struct finding *f = ARENA_NEW(a, struct finding, 1);
+	char small[512];
+	va_list ap;
+	int n;
+
+	if (f == NULL)
+		return ERR_NOMEM;
+	va_start(ap, fmt);
+	n = vsnprintf(small, sizeof(small), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return ERR_INTERNAL;
+	f->rule = rule;
+	f->severity = sev;
+	f->message = arena_strndup(a, small, strlen(small));
+	f->hint = hint == NULL ? NULL : arena_strndup(a, hint, strlen(hint));
+	f->path = arena_strndup(a, path == NULL ? "" : path,
+	    path == NULL ? 0 : strlen(path));
+	if (f->message == NULL || (hint != NULL && f->hint == NULL) ||
+	    f->path == NULL)
+		return ERR_NOMEM;
+	f->line = line;
+	f->col = col;
+	if (r->tail == NULL)
+		r->head = f;
+	else
+		r->tail->next = f;
+	r->tail = f;
+	r->nfindings++;
+	r->count[sev]++;
+	return 0;
+}
+
+static int
+finding_cmp(const void *x, const void *y)
+{
+	const struct finding *a = x, *b = y;
+	int c;
+
+	if (a->line != b->line)
+		return a->line < b->line ? -1 : 1;
+	c = strcmp(a->rule, b->rule);
+	if (c != 0)
+		return c;
+	return a->col < b->col ? -1 : a->col > b->col;
+}
+
+int
+report_finish(struct report *r, struct arena *a, struct err *e)
+{
+	const struct finding *f;
+	size_t i = 0;
+
+	r->findings = ARENA_NEW(a, struct finding, r->nfindings);
+	if (r->nfindings > 0 && r->findings == NULL)
+		return err_set(e, ERR_NOMEM, NULL,
+		    "request memory budget spent while sorting findings");
+	for (f = r->head; f != NULL; f = f->next)
+		r->findings[i++] = *f;
+	if (r->nfindings > 1)
+		qsort(r->findings, r->nfindings, sizeof(*r->findings),
+		    finding_cmp);
+	for (i = 0; i < r->nfindings; i++)
+		r->findings[i].next = NULL;
+	if (r->count[SEV_ERROR] > 0)
+		r->verdict = VERDICT_FAIL;
+	else if (r->count[SEV_WARNING] > 0)
+		r->verdict = VERDICT_WARN;
+	else
+		r->verdict = VERDICT_PASS;
+	return 0;
+}
+
+const char *
+severity_name(enum severity s)
+{
+	switch (s) {
+	case SEV_INFO:
+		return "info";
+	case SEV_WARNING:
+		return "warning";
+	case SEV_ERROR:
+		return "error";
+	}
+	return "?";
+}
+
+const char *
+verdict_name(enum verdict v)
+{
+	switch (v) {
+	case VERDICT_PASS:
+		return "pass";
+	case VERDICT_WARN:
+		return "warn";
+	case VERDICT_FAIL:
+		return "fail";
+	}
+	return "?";
+}

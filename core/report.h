@@ -1,0 +1,91 @@
+/*
+ * core/report: findings, the launch context and the verdict.
+ *
+ * This is DESIGN.md's report: every reason for a verdict is a finding with
+ * a rule id, findings are ordered by line then rule id, and the verdict is
+ * fail when any finding is an error, warn when any is a warning, else pass.
+ * Everything lives in the request arena.
+ */
+#ifndef CORE_REPORT_H
+#define CORE_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "err.h"
+
+struct arena;
+struct doc;
+
+enum severity {
+	SEV_INFO = 0,
+	SEV_WARNING,
+	SEV_ERROR
+};
+
+enum verdict {
+	VERDICT_PASS = 0,
+	VERDICT_WARN,
+	VERDICT_FAIL
+};
+
+struct finding {
+	const char *rule;	/* stable id, "schema.duplicate_key" */
+	enum severity severity;
+	const char *message;	/* plain words, names the values involved */
+	const char *hint;	/* how to fix it, or NULL */
+	const char *path;	/* dotted config path, "" for the root */
+	unsigned line;		/* 1-based, of the key (or value) to change */
+	unsigned col;		/* 1-based */
+	struct finding *next;	/* report_add() order, until report_finish */
+};
+
+/* Where the config is meant to run (DESIGN.md "context"). */
+struct context {
+	long gpus;		/* world size, >= 1 */
+	long nodes;		/* >= 1, divides gpus */
+	long gpus_per_node;	/* gpus / nodes, derived */
+	const char *gpu;	/* catalog id, "h100-sxm" */
+	const char *interconnect;	/* nvlink|pcie|infiniband|ethernet */
+};
+
+struct report {
+	enum verdict verdict;	/* set by report_finish() */
+	char config_sha256[65];	/* hex digest of the submitted bytes; core
+				   cannot hash, so the caller fills it */
+	struct context ctx;	/* resolved context */
+	const struct doc *doc;	/* the parsed document; borrowed (arena) */
+	struct finding *findings;	/* nfindings, sorted */
+	size_t nfindings;
+	size_t count[3];	/* findings per enum severity */
+	struct finding *head;	/* unsorted, while collecting */
+	struct finding *tail;
+};
+
+/* Fill c with the defaults: 1 GPU, 1 node, h100-sxm, link of the GPU. */
+void context_default(struct context *c);
+
+/*
+ * Check c and derive gpus_per_node and a default interconnect (the GPU's
+ * link on one node, infiniband across nodes).  ERR_SCHEMA with a message
+ * naming the field: gpus < 1, nodes < 1, gpus not a multiple of nodes,
+ * unknown GPU id (the message lists the ids), unknown interconnect.
+ */
+int context_resolve(struct context *c, struct err *e);
+
+/*
+ * Append a finding; strings are copied into a.  Returns 0 or ERR_NOMEM.
+ * The message is printf-formatted.
+ */
+int report_add(struct report *r, struct arena *a, const char *rule,
+    enum severity sev, const char *path, unsigned line, unsigned col,
+    const char *hint, const char *fmt, ...)
+    __attribute__((format(printf, 9, 10)));
+
+/* Sort the findings (line, then rule id) and set the verdict. */
+int report_finish(struct report *r, struct arena *a, struct err *e);
+
+const char *severity_name(enum severity s);	/* "info" ... */
+const char *verdict_name(enum verdict v);	/* "pass" ... */
+
+#endif /* CORE_REPORT_H */

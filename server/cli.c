@@ -1,0 +1,276 @@
+/*
+ * server/cli: `preflight check FILE... [options]`.
+ *
+ * Reads each file (or stdin for "-"), runs the core check, prints text or
+ * JSON on stdout.  An input that cannot be checked gets one
+ * `file:line:col: error: message` line on stderr and makes the exit code 2.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "api/digest.h"
+#include "api/encode.h"
+#include "core/arena.h"
+#include "core/check.h"
+
+/* Budget for one config's arena: ample for max_bytes of input. */
+#define CLI_ARENA_CAP ((size_t)256 << 20)
+
+enum cli_format {
+	FORMAT_TEXT,
+	FORMAT_JSON
+};
+
+struct cli_opts {
+	struct context ctx;
+	struct limits lim;
+	enum cli_format format;
+	bool colour;
+};
+
+static void
+usage(FILE *out)
+{
+	fprintf(out,
+	    "usage: preflight check [FILE... | -] [--gpus N] [--nodes M] "
+	    "[--gpu ID]\n"
+	    "                       [--interconnect nvlink|pcie|infiniband|"
+	    "ethernet]\n"
+	    "                       [--format text|json]\n");
+}
+
+static int
+parse_long(long *out, const char *flag, const char *s)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || v < 1 ||
+	    v > 1000000) {
+		fprintf(stderr, "preflight: error: %s must be an integer from "
+		    "1 to 1000000, got '%s'\n", flag, s);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+/*
+ * Read all of path ("-": stdin) into a malloc'd buffer.  Reads at most
+ * max + 1 bytes, so the core sees that the input is too large without us
+ * buffering all of it.
+ */
+static int
+read_input(char **out, size_t *len, const char *path, size_t max)
+{
+	FILE *f;
+	char *buf = NULL;
+	size_t n = 0, cap = 0;
+	int saved;
+
+	*out = NULL;
+	f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+	if (f == NULL)
+		return -1;
+	for (;;) {
+		size_t got;
+
+		if (n == cap) {
+			size_t ncap = cap == 0 ? 65536 : cap * 2;
+			char *nb;
+
+			if (ncap > max + 1)
+				ncap = max + 1;
+			if (ncap <= n)
+				break;
+			nb = realloc(buf, ncap);
+			if (nb == NULL) {
+				errno = ENOMEM;
+				goto fail;
+			}
+			buf = nb;
+			cap = ncap;
+		}
+		got = fread(buf + n, 1, cap - n, f);
+		n += got;
+		if (got == 0) {
+			if (ferror(f))
+				goto fail;
+			break;
+		}
+	}
+	if (f != stdin)
+		fclose(f);
+	*out = buf == NULL ? malloc(1) : buf;
+	if (*out == NULL)
+		return -1;
+	*len = n;
+	return 0;
+fail:
+	saved = errno;
+	if (f != stdin)
+		fclose(f);
+	free(buf);
+	errno = saved;
+	return -1;
+}
+
+/* One config: 0, 1 or 2 as the exit code would be for it alone. */
+static int
+check_one(const char *path, const struct cli_opts *o, bool *first)
+{
+	struct arena a;
+	struct err e = { 0 };
+	struct report *r;
+	char *buf;
+	size_t len;
+	int rv, code;
+
+	if (read_input(&buf, &len, path, o->lim.max_bytes) != 0) {
+		fprintf(stderr, "%s: error: cannot read: %s\n", path,
+		    strerror(errno));
+		return 2;
+	}
+	arena_init(&a, CLI_ARENA_CAP);
+	rv = check_run(&r, buf, len, &o->ctx, &o->lim, &a, &e);
+	if (rv == 0 && digest_sha256_hex(r->config_sha256, buf, len) != 0)
+		rv = err_set(&e, ERR_INTERNAL, NULL, "cannot hash the config");
+	if (rv != 0) {
+		if (e.loc.line > 0)
+			fprintf(stderr, "%s:%u:%u: error: %s\n", path,
+			    e.loc.line, e.loc.col, e.msg);
+		else
+			fprintf(stderr, "%s: error: %s\n", path, e.msg);
+		code = 2;
+		goto out;
+	}
+	code = r->verdict == VERDICT_FAIL ? 1 : 0;
+	if (o->format == FORMAT_TEXT) {
+		encode_report_text(stdout, r, path, o->colour);
+	} else {
+		json_t *j = encode_report_json(r, path);
+
+		if (j == NULL) {
+			fprintf(stderr, "%s: error: out of memory\n", path);
+			code = 2;
+			goto out;
+		}
+		if (!*first)
+			fputs(",\n", stdout);
+		json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		json_decref(j);
+		*first = false;
+	}
+out:
+	arena_fini(&a);
+	free(buf);
+	return code;
+}
+
+int
+cli_check(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "gpus", required_argument, NULL, 'g' },
+		{ "world-size", required_argument, NULL, 'g' },
+		{ "nodes", required_argument, NULL, 'n' },
+		{ "gpu", required_argument, NULL, 'G' },
+		{ "interconnect", required_argument, NULL, 'i' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct cli_opts o;
+	struct err e = { 0 };
+	bool first = true, many;
+	int c, i, worst = 0;
+	const char *env;
+
+	memset(&o, 0, sizeof(o));
+	context_default(&o.ctx);
+	limits_default(&o.lim);
+	o.format = FORMAT_TEXT;
+	env = getenv("NO_COLOR");
+	o.colour = isatty(STDOUT_FILENO) && (env == NULL || *env == '\0');
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'g':
+			if (parse_long(&o.ctx.gpus, "--gpus", optarg) != 0)
+				return 2;
+			break;
+		case 'n':
+			if (parse_long(&o.ctx.nodes, "--nodes", optarg) != 0)
+				return 2;
+			break;
+		case 'G':
+			o.ctx.gpu = optarg;
+			break;
+		case 'i':
+			o.ctx.interconnect = optarg;
+			break;
+		case 'f':
+			if (strcmp(optarg, "text") == 0) {
+				o.format = FORMAT_TEXT;
+			} else if (strcmp(optarg, "json") == 0) {
+				o.format = FORMAT_JSON;
+			} else {
+				fprintf(stderr, "preflight: error: --format "
+				    "must be text or json, got '%s'\n",
+				    optarg);
+				return 2;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "preflight: error: no config given (a path, "
+		    "or - for stdin)\n");
+		usage(stderr);
+		return 2;
+	}
+	/* Bad context is bad input for every file: say it once. */
+	if (context_resolve(&o.ctx, &e) != 0) {
+		fprintf(stderr, "preflight: error: %s\n", e.msg);
+		return 2;
+	}
+	many = argc - optind > 1;
+	if (o.format == FORMAT_JSON && many)
+		fputs("[\n", stdout);
+	for (i = optind; i < argc; i++) {
+		int code = check_one(argv[i], &o, &first);
+
+		if (code > worst)
+			worst = code;
+	}
+	if (o.format == FORMAT_JSON) {
+		if (many)
+			fputs("\n]", stdout);
+		if (!first || many)
+			fputs("\n", stdout);
+	}
+	if (fflush(stdout) != 0) {
+		fprintf(stderr, "preflight: error: cannot write output: %s\n",
+		    strerror(errno));
+		return 2;
+	}
+	return worst;
+}

@@ -1,0 +1,39 @@
+/*
+ * tests/fixture: helpers shared by the test programs: reading files,
+ * running the built binary as a user would, temporary files.
+ */
+#ifndef TESTS_FIXTURE_H
+#define TESTS_FIXTURE_H
+
+#include <stddef.h>
+
+/* The whole file, NUL-terminated, malloc'd (free it); NULL on error. */
+char *fixture_read(const char *path, size_t *len);
+
+/* Write len bytes to a new temporary file; its path into out (>= 64). */
+int fixture_write_tmp(char *out, size_t cap, const void *buf, size_t len);
+
+/* The shared/ folder (SHARED_DIR from the environment or the build). */
+const char *fixture_shared(void);
+
+/* The preflight binary under test (PREFLIGHT_BIN or BUILD_DIR). */
+const char *fixture_bin(void);
+
+struct run {
+	int status;		/* exit code, or 128 + signal */
+	char *out;		/* stdout, malloc'd, NUL-terminated */
+	size_t out_len;
+	char *err;		/* stderr, malloc'd, NUL-terminated */
+	size_t err_len;
+	double seconds;		/* wall time of the run */
+};
+
+/*
+ * Run argv (argv[0] is a path) with stdin from stdin_path (NULL: empty),
+ * collecting stdout and stderr.  Returns 0, or -1 if it could not start.
+ */
+int fixture_run(struct run *r, char *const argv[], const char *stdin_path);
+
+void fixture_run_free(struct run *r);
+
+#endif /* TESTS_FIXTURE_H */
