@@ -88,7 +88,7 @@ $(B)/tests/test_%: $(B)/tests/test_%.o $(B)/tests/fixture.o $(LIB_OBJ)
 SANFLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all \
 	   -fno-omit-frame-pointer
 
-test: deps
+test: deps all
 	$(MAKE) B=build/san OPT="-O1 -g -DARENA_DEBUG" SAN="$(SANFLAGS)" \
 	    run-tests
 
@@ -99,6 +99,10 @@ run-tests: $(B)/preflight $(TEST_BINS)
 	for t in $(TEST_BINS); do echo "== $$t"; $$t; done; \
 	echo "== tests/report_schema.py"; \
 	python3 tests/report_schema.py $(B)/preflight $(SHARED); \
+	if [ -x build/preflight ]; then \
+		echo "== hostile inputs, release binary, 100 ms each"; \
+		PREFLIGHT_BIN=build/preflight HOSTILE_MAX_MS=100 \
+		    $(B)/tests/test_hostile; fi; \
 	echo "== all test suites passed"
 
 BANNED = strcpy|strcat|sprintf|vsprintf|gets|atoi|atol|atof|strtok|alloca

@@ -50,6 +50,29 @@ arena_left(const struct arena *a)
 	return a->cap > a->used ? a->cap - a->used : 0;
 }
 
+#ifdef ARENA_DEBUG
+/* One malloc per object, so ASan sees every overrun. */
+void *
+arena_alloc(struct arena *a, size_t size, size_t align, size_t n)
+{
+	struct block *b;
+	size_t bytes;
+
+	(void)align;
+	if (size > 0 && n > (SIZE_MAX - sizeof(*b)) / size)
+		return NULL;
+	bytes = size * n + sizeof(*b);
+	if (bytes > arena_left(a))
+		return NULL;
+	b = malloc(bytes);
+	if (b == NULL)
+		return NULL;
+	b->next = a->blocks;
+	a->blocks = b;
+	a->used += bytes;
+	return memset(b->pad, 0, size * n);
+}
+#else
 /* Malloc a new block of at least need usable bytes within the budget. */
 static int
 arena_grow(struct arena *a, size_t need)
@@ -79,29 +102,6 @@ arena_grow(struct arena *a, size_t need)
 	return 0;
 }
 
-#ifdef ARENA_DEBUG
-/* One malloc per object, so ASan sees every overrun. */
-void *
-arena_alloc(struct arena *a, size_t size, size_t align, size_t n)
-{
-	struct block *b;
-	size_t bytes;
-
-	(void)align;
-	if (size > 0 && n > (SIZE_MAX - sizeof(*b)) / size)
-		return NULL;
-	bytes = size * n + sizeof(*b);
-	if (bytes > arena_left(a))
-		return NULL;
-	b = malloc(bytes);
-	if (b == NULL)
-		return NULL;
-	b->next = a->blocks;
-	a->blocks = b;
-	a->used += bytes;
-	return memset(b->pad, 0, size * n);
-}
-#else
 void *
 arena_alloc(struct arena *a, size_t size, size_t align, size_t n)
 {

@@ -12,7 +12,9 @@
  */
 #include "doc.h"
 
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <yaml.h>
 
@@ -91,6 +93,24 @@ mark_loc(yaml_mark_t m)
 	return l;
 }
 
+/* Record an error at a document position; builds the loc only now. */
+static int fail_at(struct builder *b, enum err_code code, struct doc_loc at,
+    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static int
+fail_at(struct builder *b, enum err_code code, struct doc_loc at,
+    const char *fmt, ...)
+{
+	struct err_loc l = mkloc(at);
+	char msg[sizeof(b->e->msg)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return err_set(b->e, code, &l, "%s", msg);
+}
+
 static int
 nomem(struct builder *b)
 {
@@ -141,6 +161,18 @@ check_encoding(const char *buf, size_t len, struct err *e)
 		size_t w, k;
 		struct err_loc l;
 
+		/* Fast path: printable ASCII and line feeds. */
+		if (c >= 0x20 && c < 0x7F) {
+			at.col++;
+			i++;
+			continue;
+		}
+		if (c == '\n') {
+			at.line++;
+			at.col = 1;
+			i++;
+			continue;
+		}
 		l = mkloc(at);
 		if (c == 0)
 			return err_set(e, ERR_PARSE, &l,
@@ -224,7 +256,6 @@ static int
 yaml_failed(struct builder *b, const yaml_parser_t *p)
 {
 	struct doc_loc at;
-	struct err_loc l;
 	const char *problem = p->problem != NULL ? p->problem : "invalid YAML";
 	size_t off;
 
@@ -235,21 +266,19 @@ yaml_failed(struct builder *b, const yaml_parser_t *p)
 		/* check_encoding() catches these first; keep a position. */
 		at.line = 1;
 		at.col = 1;
-		l = mkloc(at);
-		return err_set(b->e, ERR_PARSE, &l, "%s at byte offset %zu",
+		return fail_at(b, ERR_PARSE, at, "%s at byte offset %zu",
 		    problem, p->problem_offset);
 	}
 	at = mark_loc(p->problem_mark);
-	l = mkloc(at);
 	off = offset_at(b->buf, b->len, at);
 	if (off < b->len && b->buf[off] == '\t')
-		return err_set(b->e, ERR_PARSE, &l,
+		return fail_at(b, ERR_PARSE, at,
 		    "tab character used for indentation; YAML allows only "
 		    "spaces");
 	if (p->context != NULL)
-		return err_set(b->e, ERR_PARSE, &l, "%s: %s", p->context,
+		return fail_at(b, ERR_PARSE, at, "%s: %s", p->context,
 		    problem);
-	return err_set(b->e, ERR_PARSE, &l, "%s", problem);
+	return fail_at(b, ERR_PARSE, at, "%s", problem);
 }
 
 /*
@@ -288,12 +317,10 @@ stack_path(char *out, size_t cap, const struct builder *b, unsigned d,
 static int
 count_nodes(struct builder *b, size_t weight, struct doc_loc at)
 {
-	struct err_loc l;
 
 	if (weight > b->lim->max_nodes ||
 	    b->doc->nodes > b->lim->max_nodes - weight) {
-		l = mkloc(at);
-		return err_set(b->e, ERR_LIMIT, &l,
+		return fail_at(b, ERR_LIMIT, at,
 		    "document has more than %zu nodes counting alias "
 		    "expansions (limit max_nodes)", b->lim->max_nodes);
 	}
@@ -345,7 +372,6 @@ anchor_define(struct builder *b, const yaml_char_t *name,
     struct doc_node *node, struct doc_loc at)
 {
 	struct anchor *s;
-	struct err_loc l;
 	int rv;
 
 	if (name == NULL)
@@ -358,8 +384,7 @@ anchor_define(struct builder *b, const yaml_char_t *name,
 	s = anchor_slot(b, (const char *)name);
 	if (s->name != NULL) {
 		/* PyYAML's composer refuses a second anchor of one name. */
-		l = mkloc(at);
-		return err_set(b->e, ERR_PARSE, &l,
+		return fail_at(b, ERR_PARSE, at,
 		    "duplicate anchor '&%s' (first at line %u)", s->name,
 		    s->loc.line);
 	}
@@ -386,36 +411,36 @@ add_child(struct builder *b, struct doc_node *child, struct doc_loc at)
 {
 	struct frame *f;
 	struct link *k;
-	struct err_loc l;
 	bool is_key;
 
-	l = mkloc(at);
 	if (b->depth == 0) {
 		if (child->kind == DOC_MAP) {
 			b->doc->root = child;
 			return 0;
 		}
 		if (child->kind == DOC_NULL)
-			return err_set(b->e, ERR_PARSE, &l,
+			return fail_at(b, ERR_PARSE, at,
 			    "empty document: a config is a mapping of keys");
-		return err_set(b->e, ERR_PARSE, &l,
+		return fail_at(b, ERR_PARSE, at,
 		    "the document root must be a mapping of config keys, "
-		    "got a %s", doc_kind_name(child->kind));
+		    "got a %s%s", doc_kind_name(child->kind),
+		    child->len > 1024 ? " (a key longer than 1024 "
+		    "characters cannot be a YAML implicit key)" : "");
 	}
 	f = &b->stack[b->depth - 1];
 	is_key = f->node->kind == DOC_MAP && f->n % 2 == 0;
 	if (is_key) {
 		if (child->kind == DOC_SEQ || child->kind == DOC_MAP)
-			return err_set(b->e, ERR_PARSE, &l,
+			return fail_at(b, ERR_PARSE, at,
 			    "a mapping key must be a scalar, got a %s",
 			    doc_kind_name(child->kind));
 		if (child->len > b->lim->max_key)
-			return err_set(b->e, ERR_LIMIT, &l,
+			return fail_at(b, ERR_LIMIT, at,
 			    "mapping key of %zu bytes exceeds %zu (limit "
 			    "max_key)", child->len, b->lim->max_key);
 	} else if (is_plain(child, "<<") || is_plain(child, "=")) {
 		/* PyYAML: "could not determine a constructor". */
-		return err_set(b->e, ERR_PARSE, &l,
+		return fail_at(b, ERR_PARSE, at,
 		    "plain '%s' is only valid as a mapping key; quote it "
 		    "to mean the string", child->text);
 	}
@@ -504,7 +529,6 @@ static int
 merge_sources(struct builder *b, const struct doc_node *v,
     struct doc_loc at, const struct doc_node ***srcs, size_t *nsrcs)
 {
-	struct err_loc l = mkloc(at);
 	size_t i;
 
 	if (v->kind == DOC_MAP) {
@@ -516,7 +540,7 @@ merge_sources(struct builder *b, const struct doc_node *v,
 		return 0;
 	}
 	if (v->kind != DOC_SEQ)
-		return err_set(b->e, ERR_PARSE, &l,
+		return fail_at(b, ERR_PARSE, at,
 		    "a merge key '<<' needs a mapping or a list of mappings, "
 		    "got a %s", doc_kind_name(v->kind));
 	*srcs = ARENA_NEW(b->a, const struct doc_node *, v->n);
@@ -527,7 +551,7 @@ merge_sources(struct builder *b, const struct doc_node *v,
 		const struct doc_node *m = v->items[v->n - 1 - i];
 
 		if (m->kind != DOC_MAP)
-			return err_set(b->e, ERR_PARSE, &l,
+			return fail_at(b, ERR_PARSE, at,
 			    "a merge key '<<' list may hold only mappings, "
 			    "item %zu is a %s", v->n - 1 - i,
 			    doc_kind_name(m->kind));
@@ -680,12 +704,11 @@ static int
 check_collection_tag(struct builder *b, const yaml_char_t *tag,
     const char *want, struct doc_loc at)
 {
-	struct err_loc l = mkloc(at);
 
 	if (tag == NULL || strcmp((const char *)tag, "!") == 0 ||
 	    strcmp((const char *)tag, want) == 0)
 		return 0;
-	return err_set(b->e, ERR_PARSE, &l, "unsupported tag '%s'",
+	return fail_at(b, ERR_PARSE, at, "unsupported tag '%s'",
 	    (const char *)tag);
 }
 
@@ -700,12 +723,10 @@ open_collection(struct builder *b, const yaml_event_t *ev)
 	    ev->data.sequence_start.anchor;
 	struct doc_node *n;
 	struct frame *f;
-	struct err_loc l;
 	int rv;
 
 	if (b->depth >= b->lim->max_depth) {
-		l = mkloc(at);
-		return err_set(b->e, ERR_LIMIT, &l,
+		return fail_at(b, ERR_LIMIT, at,
 		    "nesting deeper than %u levels (limit max_depth)",
 		    b->lim->max_depth);
 	}
@@ -758,17 +779,17 @@ scalar_node(struct doc_node **out, struct builder *b, const yaml_event_t *ev)
 	enum scalar_type t;
 	struct scalar sc;
 	struct doc_node *n;
-	struct err_loc l = mkloc(at);
 
 	*out = NULL;
 	if (len > b->lim->max_scalar)
-		return err_set(b->e, ERR_LIMIT, &l,
+		return fail_at(b, ERR_LIMIT, at,
 		    "scalar of %zu bytes exceeds %zu (limit max_scalar)", len,
 		    b->lim->max_scalar);
-	if (tag == NULL)
-		t = ev->data.scalar.plain_implicit ? scalar_resolve(v, len) :
-		    SCALAR_STR;
-	else if (strcmp(tag, "!") == 0 || strcmp(tag, TAG_PREFIX "str") == 0)
+	/* PyYAML resolves a '!' (non-specific) tag like a plain scalar. */
+	if ((tag == NULL && ev->data.scalar.plain_implicit) ||
+	    (tag != NULL && strcmp(tag, "!") == 0))
+		t = scalar_resolve(v, len);
+	else if (tag == NULL || strcmp(tag, TAG_PREFIX "str") == 0)
 		t = SCALAR_STR;
 	else if (strcmp(tag, TAG_PREFIX "null") == 0)
 		t = SCALAR_NULL;
@@ -782,12 +803,12 @@ scalar_node(struct doc_node **out, struct builder *b, const yaml_event_t *ev)
 	    scalar_resolve(v, len) == SCALAR_TIMESTAMP)
 		t = SCALAR_TIMESTAMP;
 	else
-		return err_set(b->e, ERR_PARSE, &l,
+		return fail_at(b, ERR_PARSE, at,
 		    "unsupported tag '%s' (preflight reads what "
 		    "yaml.safe_load reads: !!str, !!int, !!float, !!bool, "
 		    "!!null, !!map, !!seq)", tag);
 	if (scalar_construct(&sc, t, v, len, b->a) != 0)
-		return err_set(b->e, ERR_PARSE, &l,
+		return fail_at(b, ERR_PARSE, at,
 		    "'%.40s' is not a valid !!%s value", v,
 		    scalar_type_name(t));
 	n = ARENA_NEW(b->a, struct doc_node, 1);
@@ -835,7 +856,6 @@ static int
 on_event(struct builder *b, const yaml_event_t *ev)
 {
 	struct doc_loc at = mark_loc(ev->start_mark);
-	struct err_loc l = mkloc(at);
 	struct doc_node *n;
 	struct anchor *s;
 	int rv;
@@ -843,7 +863,7 @@ on_event(struct builder *b, const yaml_event_t *ev)
 	switch (ev->type) {
 	case YAML_DOCUMENT_START_EVENT:
 		if (b->ndocs++ > 0)
-			return err_set(b->e, ERR_PARSE, &l,
+			return fail_at(b, ERR_PARSE, at,
 			    "more than one YAML document; a config is one "
 			    "document");
 		return 0;
@@ -851,11 +871,11 @@ on_event(struct builder *b, const yaml_event_t *ev)
 		s = b->anchor_cap == 0 ? NULL : anchor_slot(b,
 		    (const char *)ev->data.alias.anchor);
 		if (s == NULL || s->name == NULL)
-			return err_set(b->e, ERR_PARSE, &l,
+			return fail_at(b, ERR_PARSE, at,
 			    "unknown alias '*%s'",
 			    (const char *)ev->data.alias.anchor);
 		if (s->node->building)
-			return err_set(b->e, ERR_PARSE, &l,
+			return fail_at(b, ERR_PARSE, at,
 			    "recursive alias '*%s' refers to a node that "
 			    "contains it (line %u)", s->name, s->loc.line);
 		rv = count_nodes(b, s->node->weight, at);
@@ -901,10 +921,24 @@ doc_parse(struct doc **out, const char *buf, size_t len,
 
 	*out = NULL;
 	memset(&b, 0, sizeof(b));
-	if (len > lim->max_bytes)
-		return err_set(e, ERR_LIMIT, NULL,
-		    "config of %zu bytes exceeds %zu (limit max_bytes)", len,
+	if (len > lim->max_bytes) {
+		/* Point at the first byte past the limit. */
+		struct doc_loc at = { 1, 1 };
+		size_t i;
+
+		for (i = 0; i < lim->max_bytes; i++) {
+			if (buf[i] == '\n') {
+				at.line++;
+				at.col = 1;
+			} else if (((unsigned char)buf[i] & 0xC0) != 0x80) {
+				at.col++;
+			}
+		}
+		l = mkloc(at);
+		return err_set(e, ERR_LIMIT, &l,
+		    "config is larger than %zu bytes (limit max_bytes)",
 		    lim->max_bytes);
+	}
 	rv = check_encoding(buf, len, e);
 	if (rv != 0)
 		return rv;

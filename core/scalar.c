@@ -39,10 +39,20 @@ eat(struct cur *c, char ch)
 	return true;
 }
 
+/* Is ch in set?  Sets are short literals; no strchr call per byte. */
+static bool
+in_set(char ch, const char *set)
+{
+	for (; *set != '\0'; set++)
+		if (*set == ch)
+			return true;
+	return false;
+}
+
 static bool
 eat_in(struct cur *c, const char *set)
 {
-	if (c->p >= c->end || *c->p == '\0' || strchr(set, *c->p) == NULL)
+	if (c->p >= c->end || *c->p == '\0' || !in_set(*c->p, set))
 		return false;
 	c->p++;
 	return true;
@@ -281,6 +291,12 @@ scalar_resolve(const char *s, size_t len)
 {
 	if (len == 0)
 		return SCALAR_NULL;
+	/*
+	 * PyYAML only tries the resolvers registered for the first
+	 * character; most config values (names, paths) match none.
+	 */
+	if (!in_set(s[0], "yYnNtTfFoO-+0123456789.<~="))
+		return SCALAR_STR;
 	if (is_bool(s, len))
 		return SCALAR_BOOL;
 	if (is_float(s, len))
