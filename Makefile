@@ -13,6 +13,10 @@ SAN    ?=
 SHARED ?= ../shared
 PKGS    = yaml-0.1 jansson libmicrohttpd sqlite3 gnutls
 TESTPKGS = cmocka
+# The first python3 that has PyYAML and jsonschema (tests only).
+PYTHON ?= $(shell for p in python3 /usr/bin/python3; do \
+	$$p -c 'import yaml, jsonschema' 2>/dev/null && { echo $$p; exit; }; \
+	done; echo python3)
 
 WARN  = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
         -Wmissing-prototypes -Wmissing-declarations -Wpointer-arith \
@@ -35,7 +39,8 @@ TEST_BINS  = $(addprefix $(B)/tests/,$(TESTS))
 
 .PHONY: all deps test run-tests lint clean fixtures
 
-all: deps $(B)/preflight
+all: deps
+	@$(MAKE) --no-print-directory $(B)/preflight
 
 # Debian package names for the pkg-config modules above.
 DEB_yaml-0.1 = libyaml-dev
@@ -58,6 +63,8 @@ deps:
 		cmocka) missing="$$missing $(DEB_cmocka)";; \
 		esac; \
 	done; \
+	python3 -c 'import yaml, jsonschema' 2>/dev/null || \
+		missing="$$missing python3 python3-yaml python3-jsonschema"; \
 	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" = 0 ]; then \
 			echo "make deps: installing$$missing"; \
@@ -88,8 +95,11 @@ $(B)/tests/test_%: $(B)/tests/test_%.o $(B)/tests/fixture.o $(LIB_OBJ)
 SANFLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all \
 	   -fno-omit-frame-pointer
 
-test: deps all
-	$(MAKE) B=build/san OPT="-O1 -g -DARENA_DEBUG" SAN="$(SANFLAGS)" \
+# pkg-config runs when make reads this file, so everything built after
+# `deps` installs packages happens in a sub-make that sees them.
+test: deps
+	@$(MAKE) --no-print-directory build/preflight
+	@$(MAKE) --no-print-directory B=build/san OPT="-O1 -g -DARENA_DEBUG" SAN="$(SANFLAGS)" \
 	    run-tests
 
 run-tests: $(B)/preflight $(TEST_BINS)
@@ -98,7 +108,7 @@ run-tests: $(B)/preflight $(TEST_BINS)
 	    SHARED_DIR=$(SHARED); \
 	for t in $(TEST_BINS); do echo "== $$t"; $$t; done; \
 	echo "== tests/report_schema.py"; \
-	python3 tests/report_schema.py $(B)/preflight $(SHARED); \
+	$(PYTHON) tests/report_schema.py $(B)/preflight $(SHARED); \
 	if [ -x build/preflight ]; then \
 		echo "== hostile inputs, release binary, 100 ms each"; \
 		PREFLIGHT_BIN=build/preflight HOSTILE_MAX_MS=100 \
