@@ -37,7 +37,8 @@ LIB_OBJ    = $(patsubst %.c,$(B)/%.o,$(CORE_SRC) $(API_SRC) $(SERVER_SRC))
 TESTS      = $(patsubst tests/%.c,%,$(wildcard tests/test_*.c))
 TEST_BINS  = $(addprefix $(B)/tests/,$(TESTS))
 
-.PHONY: all deps test run-tests lint clean fixtures
+.PHONY: all deps test run-tests lint clean
+.SECONDARY:
 
 all: deps
 	@$(MAKE) --no-print-directory $(B)/preflight
