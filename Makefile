@@ -28,12 +28,14 @@ TEST_LIBS  = $(shell pkg-config --libs $(TESTPKGS) 2>/dev/null)
 CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(WARN) \
          $(OPT) $(SAN) -MMD -MP -I. -I$(B)/gen $(PKG_CFLAGS)
 LDFLAGS += $(SAN)
-LDLIBS = $(PKG_LIBS) -lm
+LDLIBS = $(PKG_LIBS) -lpthread -lm
 
 CORE_SRC   = $(wildcard core/*.c)
 API_SRC    = $(wildcard api/*.c)
 SERVER_SRC = $(filter-out server/main.c,$(wildcard server/*.c))
-LIB_OBJ    = $(patsubst %.c,$(B)/%.o,$(CORE_SRC) $(API_SRC) $(SERVER_SRC))
+LIB_OBJ    = $(patsubst %.c,$(B)/%.o,$(CORE_SRC) $(API_SRC) $(SERVER_SRC)) \
+             $(B)/gen/migrations.o $(B)/gen/tables.o
+MIGRATIONS = $(sort $(wildcard migrations/[0-9][0-9][0-9][0-9]_*.sql))
 TESTS      = $(patsubst tests/%.c,%,$(wildcard tests/test_*.c))
 TEST_BINS  = $(addprefix $(B)/tests/,$(TESTS))
 
@@ -80,6 +82,17 @@ deps:
 
 $(B)/preflight: $(B)/server/main.o $(LIB_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(B)/gen/migrations.c: $(MIGRATIONS) server/embed_sql.sh
+	@mkdir -p $(dir $@)
+	sh server/embed_sql.sh $(MIGRATIONS) > $@.tmp && mv $@.tmp $@
+
+$(B)/gen/tables.c: core/data/gen_tables.sh $(wildcard core/data/*.tsv)
+	@mkdir -p $(dir $@)
+	sh core/data/gen_tables.sh core/data > $@.tmp && mv $@.tmp $@
+
+$(B)/gen/%.o: $(B)/gen/%.c
+	$(CC) $(CFLAGS) -c -o $@ $<
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)

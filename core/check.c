@@ -4,18 +4,19 @@
 #include "check.h"
 
 #include "arena.h"
+#include "rules.h"
 
 /* schema.duplicate_key: PyYAML keeps the last; say so at the second. */
 static int
 report_dups(struct report *r, const struct doc *d, struct arena *a)
 {
+	const struct rule_def *rd = rules_find("schema.duplicate_key");
 	const struct doc_dup *k;
 	int rv;
 
 	for (k = d->dups; k != NULL; k = k->next) {
-		rv = report_add(r, a, "schema.duplicate_key", SEV_WARNING,
-		    k->path, k->loc.line, k->loc.col,
-		    "remove one of the two; Axolotl uses the last value",
+		rv = report_add(r, a, rd->id, rd->severity, k->path,
+		    k->loc.line, k->loc.col, rd->hint,
 		    "key '%.200s' appears twice (first at line %u)", k->key,
 		    k->first_line);
 		if (rv != 0)

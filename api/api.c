@@ -1,0 +1,727 @@
+/*
+ * api/api: routing, query strings, problems, ids and time for the HTTP
+ * API.  No sockets, no SQL: the store comes in through ctx.
+ */
+#include "api.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api_int.h"
+#include "core/arena.h"
+
+#define MAX_SEGMENTS 8
+
+/* ---- responses ------------------------------------------------------ */
+
+void
+api_resp_fini(struct api_resp *resp)
+{
+	free(resp->body);
+	resp->body = NULL;
+	resp->body_len = 0;
+}
+
+void
+api_header(struct api_resp *resp, const char *name, const char *value)
+{
+	if (resp->nheaders < API_MAX_HEADERS) {
+		resp->headers[resp->nheaders].name = name;
+		resp->headers[resp->nheaders++].value = value;
+	}
+}
+
+void
+api_json_text(struct api_resp *resp, int status, char *body, size_t len)
+{
+	api_resp_fini(resp);
+	resp->status = status;
+	resp->content_type = "application/json";
+	resp->body = body;
+	resp->body_len = len;
+}
+
+void
+api_json(struct api_resp *resp, int status, json_t *j)
+{
+	char *text = j != NULL ? json_dumps(j, JSON_COMPACT) : NULL;
+
+	json_decref(j);
+	if (text == NULL) {
+		api_problem(resp, 500, "internal", "Internal Server Error",
+		    NULL, "the response could not be built");
+		return;
+	}
+	api_json_text(resp, status, text, strlen(text));
+}
+
+void
+api_problem(struct api_resp *resp, int status, const char *slug,
+    const char *title, const struct err_loc *loc, const char *fmt, ...)
+{
+	char detail[512], type[96];
+	va_list ap;
+	json_t *j;
+	char *text;
+
+	va_start(ap, fmt);
+	vsnprintf(detail, sizeof(detail), fmt, ap);
+	va_end(ap);
+	snprintf(type, sizeof(type), "urn:preflight:problem:%s", slug);
+	j = json_pack("{s:s, s:s, s:i, s:s}", "type", type, "title", title,
+	    "status", status, "detail", detail);
+	if (j != NULL && loc != NULL && loc->line > 0) {
+		json_object_set_new(j, "line", json_integer(loc->line));
+		json_object_set_new(j, "column", json_integer(loc->col));
+		json_object_set_new(j, "path", json_string(loc->path));
+	}
+	text = j != NULL ? json_dumps(j, JSON_COMPACT) : NULL;
+	json_decref(j);
+	api_resp_fini(resp);
+	resp->status = status;
+	resp->content_type = "application/problem+json";
+	if (text == NULL) {
+		/* Last resort: a constant body, still a problem document. */
+		static const char fallback[] = "{\"type\":\"urn:preflight:"
+		    "problem:internal\",\"title\":\"Internal Server Error\","
+		    "\"status\":500,\"detail\":\"out of memory\"}";
+
+		resp->status = 500;
+		resp->body = malloc(sizeof(fallback));
+		if (resp->body != NULL) {
+			memcpy(resp->body, fallback, sizeof(fallback));
+			resp->body_len = sizeof(fallback) - 1;
+		}
+		return;
+	}
+	resp->body = text;
+	resp->body_len = strlen(text);
+}
+
+/* One table from error code to HTTP status (c-style.md section 4). */
+void
+api_problem_err(struct api_resp *resp, const struct err *e)
+{
+	const struct err_loc *loc = e->loc.line > 0 ? &e->loc : NULL;
+
+	switch (e->code) {
+	case ERR_PARSE:
+		api_problem(resp, 400, "invalid-config", "Invalid config",
+		    loc, "%s", e->msg);
+		return;
+	case ERR_SCHEMA:
+		api_problem(resp, 422, "invalid-context",
+		    "Unprocessable request", loc, "%s", e->msg);
+		return;
+	case ERR_LIMIT:
+		api_problem(resp, 413, "config-too-large",
+		    "Config exceeds a limit", loc, "%s", e->msg);
+		return;
+	case ERR_NOMEM:
+		api_problem(resp, 413, "request-too-large",
+		    "Request exceeds its memory budget", NULL,
+		    "the request needs more memory than one request may use");
+		return;
+	case ERR_NOTFOUND:
+		api_problem(resp, 404, "not-found", "Not Found", NULL,
+		    "%s", e->msg);
+		return;
+	case ERR_STORE:
+		/* The message may name files or SQL: never show it. */
+		api_problem(resp, 503, "store-unavailable",
+		    "Service Unavailable", NULL,
+		    "the check store cannot be used right now; retry later");
+		return;
+	case ERR_OK:
+	case ERR_INTERNAL:
+		break;
+	}
+	api_problem(resp, 500, "internal", "Internal Server Error", NULL,
+	    "an internal error occurred");
+}
+
+/* ---- parsing helpers ------------------------------------------------ */
+
+int
+api_parse_long(long *out, const char *s, long min, long max)
+{
+	long v = 0;
+	const char *p = s;
+
+	if (s == NULL || *s == '\0' || strlen(s) > 12)
+		return -1;
+	for (; *p != '\0'; p++) {
+		if (*p < '0' || *p > '9')
+			return -1;
+		v = v * 10 + (*p - '0');
+	}
+	if (v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int
+hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ * Percent-decode s[0..n) into the arena; plus_space for query strings.
+ * NULL when malformed, when it decodes to a NUL or a control character,
+ * or when the arena is spent.
+ */
+static char *
+pct_decode(const char *s, size_t n, bool plus_space, struct arena *a)
+{
+	char *out = arena_alloc(a, 1, 1, n + 1);
+	size_t i, k = 0;
+
+	if (out == NULL)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == '%') {
+			int hi, lo;
+
+			if (i + 2 >= n)
+				return NULL;
+			hi = hexval(s[i + 1]);
+			lo = hexval(s[i + 2]);
+			if (hi < 0 || lo < 0)
+				return NULL;
+			c = (unsigned char)(hi * 16 + lo);
+			i += 2;
+		} else if (c == '+' && plus_space) {
+			c = ' ';
+		}
+		if (c < 0x20 || c == 0x7F)
+			return NULL;
+		out[k++] = (char)c;
+	}
+	out[k] = '\0';
+	return out;
+}
+
+static int
+query_parse(struct query *q, const char *raw, struct arena *a,
+    struct api_resp *resp)
+{
+	const char *p = raw;
+	int i;
+
+	q->n = 0;
+	while (p != NULL && *p != '\0') {
+		const char *amp = strchr(p, '&');
+		size_t len = amp != NULL ? (size_t)(amp - p) : strlen(p);
+		const char *eq = memchr(p, '=', len);
+		char *k, *v;
+
+		if (len > 0) {
+			if (q->n == QUERY_MAX) {
+				api_problem(resp, 400, "bad-query",
+				    "Bad query string", NULL,
+				    "more than %d query parameters",
+				    QUERY_MAX);
+				return -1;
+			}
+			k = pct_decode(p, eq != NULL ? (size_t)(eq - p) : len,
+			    true, a);
+			v = eq != NULL ? pct_decode(eq + 1,
+			    len - (size_t)(eq - p) - 1, true, a) :
+			    pct_decode("", 0, true, a);
+			if (k == NULL || v == NULL) {
+				api_problem(resp, 400, "bad-query",
+				    "Bad query string", NULL,
+				    "malformed percent-encoding in the query "
+				    "string");
+				return -1;
+			}
+			for (i = 0; i < q->n; i++)
+				if (strcmp(q->key[i], k) == 0) {
+					api_problem(resp, 400, "bad-query",
+					    "Bad query string", NULL,
+					    "query parameter '%.64s' is "
+					    "repeated", k);
+					return -1;
+				}
+			q->key[q->n] = k;
+			q->value[q->n++] = v;
+		}
+		p = amp != NULL ? amp + 1 : NULL;
+	}
+	return 0;
+}
+
+const char *
+query_get(const struct query *q, const char *key)
+{
+	int i;
+
+	for (i = 0; i < q->n; i++)
+		if (strcmp(q->key[i], key) == 0)
+			return q->value[i];
+	return NULL;
+}
+
+int
+query_only(const struct query *q, const char *const *allowed,
+    struct api_resp *resp)
+{
+	int i;
+	size_t j;
+
+	for (i = 0; i < q->n; i++) {
+		for (j = 0; allowed[j] != NULL; j++)
+			if (strcmp(q->key[i], allowed[j]) == 0)
+				break;
+		if (allowed[j] == NULL) {
+			api_problem(resp, 400, "bad-query", "Bad query string",
+			    NULL, "unknown query parameter '%.64s'",
+			    q->key[i]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* ---- time and ids --------------------------------------------------- */
+
+/* Days since 1970-01-01 of a civil date (Howard Hinnant's algorithm). */
+static int64_t
+days_from_civil(int64_t y, int m, int d)
+{
+	int64_t era, yoe, doy, doe;
+
+	y -= m <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = y - era * 400;
+	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + doe - 719468;
+}
+
+static void
+civil_from_days(int64_t z, int *y, int *m, int *d)
+{
+	int64_t era, doe, yoe, doy, mp;
+
+	z += 719468;
+	era = (z >= 0 ? z : z - 146096) / 146097;
+	doe = z - era * 146097;
+	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	mp = (5 * doy + 2) / 153;
+	*d = (int)(doy - (153 * mp + 2) / 5 + 1);
+	*m = (int)(mp < 10 ? mp + 3 : mp - 9);
+	*y = (int)(yoe + era * 400 + (*m <= 2));
+}
+
+static int
+digits_at(const char *s, int n)
+{
+	int v = 0, i;
+
+	for (i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (s[i] - '0');
+	}
+	return v;
+}
+
+int
+api_parse_time(int64_t *out, const char *s)
+{
+	int y, mo, d, h = 0, mi = 0, sec = 0, ms = 0, off = 0;
+	size_t n = strlen(s);
+	const char *p;
+
+	if (n < 10 || s[4] != '-' || s[7] != '-')
+		return -1;
+	y = digits_at(s, 4);
+	mo = digits_at(s + 5, 2);
+	d = digits_at(s + 8, 2);
+	if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > 31)
+		return -1;
+	p = s + 10;
+	if (*p != '\0') {
+		if ((*p != 'T' && *p != 't' && *p != ' ') || strlen(p) < 9 ||
+		    p[3] != ':' || p[6] != ':')
+			return -1;
+		h = digits_at(p + 1, 2);
+		mi = digits_at(p + 4, 2);
+		sec = digits_at(p + 7, 2);
+		if (h < 0 || h > 23 || mi < 0 || mi > 59 || sec < 0 ||
+		    sec > 60)
+			return -1;
+		p += 9;
+		if (*p == '.') {
+			int k = 0;
+
+			for (p++; *p >= '0' && *p <= '9'; p++, k++)
+				if (k < 3)
+					ms = ms * 10 + (*p - '0');
+			if (k == 0)
+				return -1;
+			for (; k < 3; k++)
+				ms *= 10;
+		}
+		if (*p == 'Z' || *p == 'z') {
+			p++;
+		} else if ((*p == '+' || *p == '-') && strlen(p) == 6 &&
+		    p[3] == ':') {
+			int oh = digits_at(p + 1, 2), om = digits_at(p + 4, 2);
+
+			if (oh < 0 || oh > 23 || om < 0 || om > 59)
+				return -1;
+			off = (oh * 60 + om) * (*p == '-' ? -1 : 1);
+			p += 6;
+		} else {
+			return -1;
+		}
+		if (*p != '\0')
+			return -1;
+	}
+	*out = ((days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 +
+	    sec) - (int64_t)off * 60) * 1000 + ms;
+	return 0;
+}
+
+void
+api_format_time(char *out, size_t cap, int64_t ms)
+{
+	int64_t secs = ms / 1000, days = secs / 86400, rem = secs % 86400;
+	int y, m, d;
+
+	civil_from_days(days, &y, &m, &d);
+	snprintf(out, cap, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", y, m, d,
+	    (int)(rem / 3600), (int)(rem % 3600 / 60), (int)(rem % 60),
+	    (int)(ms % 1000));
+}
+
+static const char crockford[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+
+/*
+ * 48 bits of milliseconds then 80 random bits, 26 base32 characters, so
+ * ids sort by time; within one millisecond the random part counts up.
+ */
+void
+api_new_id(char out[27], struct api_ctx *ctx, int64_t ms)
+{
+	unsigned char b[16];
+	int i, bit;
+
+	if (ms <= ctx->last_ms) {
+		ms = ctx->last_ms;
+		for (i = 9; i >= 0; i--)
+			if (++ctx->last_rand[i] != 0)
+				break;
+	} else {
+		ctx->last_ms = ms;
+		ctx->random(ctx->env, ctx->last_rand,
+		    sizeof(ctx->last_rand));
+		ctx->last_rand[0] &= 0x7F;	/* room to count up */
+	}
+	for (i = 0; i < 6; i++)
+		b[i] = (unsigned char)((uint64_t)ms >> (40 - 8 * i));
+	memcpy(b + 6, ctx->last_rand, 10);
+	/* 130 bits of output over 128 of input: two leading zero bits. */
+	for (i = 0; i < 26; i++) {
+		int v = 0, k;
+
+		for (k = 0; k < 5; k++) {
+			bit = i * 5 + k - 2;
+			v <<= 1;
+			if (bit >= 0)
+				v |= (b[bit / 8] >> (7 - bit % 8)) & 1;
+		}
+		out[i] = crockford[v];
+	}
+	out[26] = '\0';
+}
+
+bool
+api_is_id(const char *s)
+{
+	size_t i;
+
+	if (s == NULL || strlen(s) != 26 || s[0] > '7')
+		return false;
+	for (i = 0; i < 26; i++)
+		if (strchr(crockford, s[i]) == NULL || s[i] == '\0')
+			return false;
+	return true;
+}
+
+/* ---- probes --------------------------------------------------------- */
+
+static void
+h_healthz(struct api_ctx *ctx, const struct api_req *req,
+    const struct query *q, const struct route_match *m,
+    struct api_resp *resp)
+{
+	(void)ctx;
+	(void)req;
+	(void)q;
+	(void)m;
+	api_json(resp, 200, json_pack("{s:s}", "status", "ok"));
+}
+
+static void
+h_readyz(struct api_ctx *ctx, const struct api_req *req,
+    const struct query *q, const struct route_match *m,
+    struct api_resp *resp)
+{
+	struct err e = { 0 };
+
+	(void)req;
+	(void)q;
+	(void)m;
+	if (ctx->store.ops->ready(ctx->store.self, &e) != 0) {
+		api_problem(resp, 503, "not-ready", "Service Unavailable",
+		    NULL, "the check store is not writable or not migrated");
+		return;
+	}
+	api_json(resp, 200, json_pack("{s:s}", "status", "ready"));
+}
+
+static void
+h_metrics(struct api_ctx *ctx, const struct api_req *req,
+    const struct query *q, const struct route_match *m,
+    struct api_resp *resp)
+{
+	char *text = NULL;
+	size_t len = 0;
+
+	(void)req;
+	(void)q;
+	(void)m;
+	if (ctx->metrics == NULL || ctx->metrics(ctx->env, &text, &len) !=
+	    0) {
+		api_problem(resp, 500, "internal", "Internal Server Error",
+		    NULL, "metrics are not available");
+		return;
+	}
+	api_resp_fini(resp);
+	resp->status = 200;
+	resp->content_type = "text/plain; version=0.0.4; charset=utf-8";
+	resp->body = text;
+	resp->body_len = len;
+}
+
+/* ---- routing -------------------------------------------------------- */
+
+struct route {
+	const char *method;
+	const char *pattern;	/* "/v1/checks/{id}" */
+	handler_fn *fn;
+};
+
+/* openapi.yaml operationIds in comments; test_openapi checks the set. */
+static const struct route routes[] = {
+	{ "GET", "/healthz", h_healthz },		/* getHealth */
+	{ "GET", "/readyz", h_readyz },			/* getReady */
+	{ "GET", "/metrics", h_metrics },		/* getMetrics */
+	{ "POST", "/v1/checks", h_post_check },		/* createCheck */
+	{ "GET", "/v1/checks", h_list_checks },		/* listChecks */
+	{ "GET", "/v1/checks/{id}", h_get_check },	/* getCheck */
+	{ "GET", "/v1/checks/{id}/diff", h_diff },	/* diffChecks */
+	{ "GET", "/v1/configs/{name}/checks", h_history }, /* getHistory */
+	{ "GET", "/v1/stats/rules", h_rule_stats },	/* getRuleStats */
+	{ "POST", "/v1/estimate", h_estimate },		/* estimate */
+	{ "GET", "/v1/rules", h_rules },		/* listRules */
+	{ "GET", "/v1/rules/{id}", h_rule },		/* getRule */
+	{ "GET", "/v1/catalog/gpus", h_gpus },		/* listGpus */
+	{ "GET", "/v1/catalog/models", h_models },	/* listModels */
+	{ "GET", "/v1/keys", h_keys },			/* listKeys */
+};
+
+#define NROUTES (sizeof(routes) / sizeof(routes[0]))
+
+const char *const *
+api_routes(void)
+{
+	static const char *list[NROUTES + 1];
+	static char buf[NROUTES][64];
+	size_t i;
+
+	for (i = 0; i < NROUTES; i++) {
+		snprintf(buf[i], sizeof(buf[i]), "%s %s", routes[i].method,
+		    routes[i].pattern);
+		list[i] = buf[i];
+	}
+	list[NROUTES] = NULL;
+	return list;
+}
+
+/* Split a raw path into decoded segments.  -1 on malformed input. */
+static int
+split_path(const char **seg, int *nseg, const char *path, struct arena *a)
+{
+	const char *p = path;
+	int n = 0;
+
+	if (p == NULL || *p != '/')
+		return -1;
+	while (*p == '/') {
+		const char *start = ++p;
+		char *s;
+
+		while (*p != '\0' && *p != '/')
+			p++;
+		if (p == start && *p == '\0' && n > 0)
+			return -1;	/* trailing slash */
+		if (n == MAX_SEGMENTS)
+			return -1;
+		s = pct_decode(start, (size_t)(p - start), false, a);
+		if (s == NULL)
+			return -1;
+		seg[n++] = s;
+	}
+	*nseg = n;
+	return 0;
+}
+
+/* Does pattern match the segments?  Fills m with its {params}. */
+static bool
+match(const char *pattern, const char *const *seg, int nseg,
+    struct route_match *m)
+{
+	const char *p = pattern + 1;
+	int i = 0;
+
+	m->nparam = 0;
+	while (*p != '\0') {
+		const char *end = strchr(p, '/');
+		size_t len = end != NULL ? (size_t)(end - p) : strlen(p);
+
+		if (i >= nseg)
+			return false;
+		if (p[0] == '{') {
+			if (seg[i][0] == '\0' || m->nparam == 2)
+				return false;
+			m->param[m->nparam++] = seg[i];
+		} else if (strlen(seg[i]) != len ||
+		    memcmp(seg[i], p, len) != 0) {
+			return false;
+		}
+		i++;
+		p = end != NULL ? end + 1 : p + len;
+	}
+	return i == nseg;
+}
+
+static bool
+origin_allowed(const struct api_ctx *ctx, const char *origin)
+{
+	size_t i;
+
+	for (i = 0; origin != NULL && i < ctx->ncors; i++)
+		if (strcmp(ctx->cors_origins[i], origin) == 0)
+			return true;
+	return false;
+}
+
+void
+api_handle(struct api_ctx *ctx, const struct api_req *req,
+    struct api_resp *resp)
+{
+	const char *seg[MAX_SEGMENTS];
+	char allow[128] = "";
+	struct route_match m;
+	struct query q;
+	const struct route *hit = NULL;
+	const char *method = req->method;
+	bool head = strcmp(method, "HEAD") == 0;
+	size_t i;
+	int nseg = 0;
+
+	memset(resp, 0, sizeof(*resp));
+	resp->route = "unmatched";
+	if (split_path(seg, &nseg, req->path, req->arena) != 0) {
+		api_problem(resp, 404, "not-found", "Not Found", NULL,
+		    "no such resource");
+		return;
+	}
+	for (i = 0; i < NROUTES; i++) {
+		struct route_match tmp;
+
+		if (!match(routes[i].pattern, seg, nseg, &tmp))
+			continue;
+		if (strcmp(routes[i].method, method) == 0 ||
+		    (head && strcmp(routes[i].method, "GET") == 0)) {
+			hit = &routes[i];
+			m = tmp;
+			break;
+		}
+		resp->route = routes[i].pattern;
+		snprintf(allow + strlen(allow), sizeof(allow) - strlen(allow),
+		    "%s%s%s", allow[0] != '\0' ? ", " : "", routes[i].method,
+		    strcmp(routes[i].method, "GET") == 0 ? ", HEAD" : "");
+	}
+	if (ctx->ncors > 0 && req->origin != NULL &&
+	    origin_allowed(ctx, req->origin)) {
+		api_header(resp, "Access-Control-Allow-Origin", req->origin);
+		api_header(resp, "Vary", "Origin");
+		api_header(resp, "Access-Control-Expose-Headers",
+		    "Location, X-Request-Id");
+	}
+	if (hit == NULL && allow[0] != '\0') {
+		char *a = arena_printf(req->arena, "%s, OPTIONS", allow);
+
+		if (strcmp(method, "OPTIONS") == 0) {
+			/* CORS preflight for allowed origins only. */
+			if (req->origin != NULL &&
+			    !origin_allowed(ctx, req->origin)) {
+				api_problem(resp, 403, "cors-forbidden",
+				    "Forbidden", NULL,
+				    "origin '%.100s' is not allowed",
+				    req->origin);
+				return;
+			}
+			resp->status = 204;
+			api_header(resp, "Allow", a != NULL ? a : allow);
+			if (req->origin != NULL) {
+				api_header(resp,
+				    "Access-Control-Allow-Methods",
+				    a != NULL ? a : allow);
+				api_header(resp,
+				    "Access-Control-Allow-Headers",
+				    "Authorization, Content-Type, "
+				    "Idempotency-Key, X-Request-Id");
+				api_header(resp, "Access-Control-Max-Age",
+				    "600");
+			}
+			return;
+		}
+		api_problem(resp, 405, "method-not-allowed",
+		    "Method Not Allowed", NULL,
+		    "%s is not allowed here; allowed: %s", method, allow);
+		api_header(resp, "Allow", a != NULL ? a : allow);
+		return;
+	}
+	if (hit == NULL) {
+		api_problem(resp, 404, "not-found", "Not Found", NULL,
+		    "no such resource");
+		return;
+	}
+	resp->route = hit->pattern;
+	if (query_parse(&q, req->query != NULL ? req->query : "",
+	    req->arena, resp) != 0)
+		return;
+	hit->fn(ctx, req, &q, &m, resp);
+	if (resp->status == 0)
+		api_problem(resp, 500, "internal", "Internal Server Error",
+		    NULL, "the handler gave no answer");
+}

@@ -1,0 +1,82 @@
+/*
+ * api/api: HTTP semantics without sockets.  A handler fills a struct
+ * api_resp from a struct api_req; server/http.c moves them to and from
+ * libmicrohttpd, and the tests call api_handle() directly.
+ *
+ * Routes are DESIGN.md's and openapi.yaml's (operationIds in comments).
+ * Errors are RFC 9457 application/problem+json.
+ */
+#ifndef API_API_H
+#define API_API_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api/store.h"
+#include "core/doc.h"
+
+struct arena;
+struct report;
+
+#define API_MAX_HEADERS 12
+
+struct api_header {
+	const char *name;	/* borrowed: static or request arena */
+	const char *value;
+};
+
+struct api_req {
+	const char *method;	/* "GET", "POST", ... */
+	const char *path;	/* raw, still percent-encoded, no query */
+	const char *query;	/* raw query string without '?'; "" if none */
+	const char *content_type;	/* Content-Type, or NULL */
+	const char *idem_key;	/* Idempotency-Key, or NULL */
+	const char *origin;	/* Origin, or NULL */
+	const char *body;	/* the request body (not NUL-terminated) */
+	size_t body_len;
+	const char *team;	/* the caller's team ("default" without auth) */
+	bool admin;		/* may see every team */
+	struct arena *arena;	/* the request's arena */
+};
+
+struct api_resp {
+	int status;		/* HTTP status */
+	const char *content_type;	/* static string */
+	char *body;		/* malloc'd; the caller frees it */
+	size_t body_len;
+	struct api_header headers[API_MAX_HEADERS];	/* extra headers */
+	int nheaders;
+	const char *route;	/* matched route pattern, for logs/metrics */
+	const char *verdict;	/* verdict of a check, for logs; or NULL */
+	const struct report *report;	/* the check's report (arena) */
+};
+
+struct api_ctx {
+	struct store store;	/* the backend; borrowed */
+	struct limits lim;	/* document limits for submitted configs */
+	size_t max_body;	/* body bytes (the server enforces it) */
+	const char *const *cors_origins;	/* allowed Origins */
+	size_t ncors;
+	void *env;		/* passed to the callbacks below */
+	int64_t (*now_ms)(void *env);	/* wall clock, Unix ms */
+	void (*random)(void *env, void *buf, size_t n);	/* CSPRNG */
+	/* Prometheus text for GET /metrics: malloc'd into *out. */
+	int (*metrics)(void *env, char **out, size_t *len);
+	/* Id state: ids are strictly increasing within one ctx.  Used from
+	   one thread at a time (server/http.c runs one request thread). */
+	int64_t last_ms;
+	unsigned char last_rand[10];
+};
+
+/* Handle req.  Always fills resp (status 500 on a bug, never aborts). */
+void api_handle(struct api_ctx *ctx, const struct api_req *req,
+    struct api_resp *resp);
+
+/* Free resp->body; resp may be reused after. */
+void api_resp_fini(struct api_resp *resp);
+
+/* Every route pattern served, "METHOD /path", NULL-terminated. */
+const char *const *api_routes(void);
+
+#endif /* API_API_H */

@@ -1,0 +1,991 @@
+/*
+ * api/checks: submitting, reading, listing, diffing checks and rule
+ * statistics (openapi.yaml: createCheck, getCheck, listChecks, diffChecks,
+ * getHistory, getRuleStats, estimate).
+ */
+#include "api/api_int.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "api/digest.h"
+#include "api/encode.h"
+#include "core/arena.h"
+#include "core/check.h"
+
+#define NAME_MAX_BYTES 256
+#define LABELS_MAX 32
+#define LIST_DEFAULT 50
+#define LIST_MAX 200
+
+/* A decoded POST body: the config and where it should run. */
+struct submission {
+	const char *config;	/* borrowed from json or the request */
+	size_t config_len;
+	struct context ctx;
+	const char *name;	/* "" when not given */
+	json_t *labels;		/* object of strings; owned */
+	json_t *json;		/* the decoded JSON body; owned */
+	bool dry_run;
+};
+
+static void
+submission_fini(struct submission *s)
+{
+	json_decref(s->labels);
+	json_decref(s->json);
+}
+
+/* The media type of a Content-Type value, lowercased, into out. */
+static void
+media_type(char *out, size_t cap, const char *ct)
+{
+	size_t i = 0;
+
+	while (*ct == ' ' || *ct == '\t')
+		ct++;
+	for (; *ct != '\0' && *ct != ';' && *ct != ' ' && i + 1 < cap; ct++)
+		out[i++] = (char)(*ct >= 'A' && *ct <= 'Z' ? *ct + 32 : *ct);
+	out[i] = '\0';
+}
+
+static bool
+is_yaml_type(const char *mt)
+{
+	return strcmp(mt, "application/yaml") == 0 ||
+	    strcmp(mt, "application/x-yaml") == 0 ||
+	    strcmp(mt, "text/yaml") == 0 || strcmp(mt, "text/x-yaml") == 0;
+}
+
+static int
+check_name(const char *name, struct api_resp *resp)
+{
+	const unsigned char *p;
+
+	if (strlen(name) > NAME_MAX_BYTES) {
+		api_problem(resp, 422, "invalid-field", "Unprocessable request",
+		    NULL, "name is longer than %d bytes", NAME_MAX_BYTES);
+		return -1;
+	}
+	for (p = (const unsigned char *)name; *p != '\0'; p++)
+		if (*p < 0x20 || *p == 0x7F) {
+			api_problem(resp, 422, "invalid-field",
+			    "Unprocessable request", NULL,
+			    "name contains a control character");
+			return -1;
+		}
+	return 0;
+}
+
+static int
+parse_bool(bool *out, const char *v)
+{
+	if (v == NULL)
+		return 0;
+	if (strcmp(v, "true") == 0 || strcmp(v, "1") == 0)
+		*out = true;
+	else if (strcmp(v, "false") == 0 || strcmp(v, "0") == 0)
+		*out = false;
+	else
+		return -1;
+	return 0;
+}
+
+static int bad_field(struct api_resp *resp, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static int
+bad_field(struct api_resp *resp, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	api_problem(resp, 422, "invalid-field", "Unprocessable request", NULL,
+	    "%s", msg);
+	return -1;
+}
+
+/* context object -> struct context (strings borrowed from j). */
+static int
+decode_context(struct context *c, json_t *j, struct api_resp *resp)
+{
+	const char *key;
+	json_t *v;
+
+	if (j == NULL || json_is_null(j))
+		return 0;
+	if (!json_is_object(j))
+		return bad_field(resp, "%s must be an object", "context");
+	json_object_foreach(j, key, v) {
+		if (strcmp(key, "gpus") == 0 || strcmp(key, "world_size") == 0 ||
+		    strcmp(key, "nodes") == 0) {
+			json_int_t n;
+
+			if (!json_is_integer(v))
+				return bad_field(resp,
+				    "context.%s must be an integer", key);
+			n = json_integer_value(v);
+			if (n < 1 || n > 1000000)
+				return bad_field(resp,
+				    "context.%s must be from 1 to 1000000",
+				    key);
+			if (strcmp(key, "nodes") == 0)
+				c->nodes = (long)n;
+			else
+				c->gpus = (long)n;
+		} else if (strcmp(key, "gpu") == 0 ||
+		    strcmp(key, "interconnect") == 0) {
+			if (!json_is_string(v))
+				return bad_field(resp,
+				    "context.%s must be a string", key);
+			if (key[1] == 'p')
+				c->gpu = json_string_value(v);
+			else
+				c->interconnect = json_string_value(v);
+		} else {
+			api_problem(resp, 422, "invalid-field",
+			    "Unprocessable request", NULL,
+			    "unknown context field '%.64s'; known: gpus, "
+			    "nodes, gpu, interconnect", key);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int
+decode_labels(json_t **out, json_t *j, struct api_resp *resp)
+{
+	const char *key;
+	json_t *v;
+
+	*out = json_object();
+	if (j == NULL || json_is_null(j))
+		return 0;
+	if (!json_is_object(j) || json_object_size(j) > LABELS_MAX) {
+		api_problem(resp, 422, "invalid-field", "Unprocessable request",
+		    NULL, "labels must be an object of at most %d strings",
+		    LABELS_MAX);
+		return -1;
+	}
+	json_object_foreach(j, key, v) {
+		if (!json_is_string(v) || strlen(key) > 64 ||
+		    json_string_length(v) > 256) {
+			api_problem(resp, 422, "invalid-field",
+			    "Unprocessable request", NULL,
+			    "label '%.64s' must be a string of at most 256 "
+			    "bytes with a key of at most 64", key);
+			return -1;
+		}
+	}
+	json_object_update(*out, j);
+	return 0;
+}
+
+static int
+decode_json_body(struct submission *s, const struct api_req *req,
+    struct api_resp *resp)
+{
+	json_error_t jerr;
+	const char *key;
+	json_t *v, *cfg;
+
+	s->json = json_loadb(req->body != NULL ? req->body : "",
+	    req->body_len, JSON_REJECT_DUPLICATES, &jerr);
+	if (s->json == NULL) {
+		struct err_loc loc = { 0 };
+
+		loc.line = jerr.line > 0 ? (unsigned)jerr.line : 1;
+		loc.col = jerr.column > 0 ? (unsigned)jerr.column : 1;
+		api_problem(resp, 400, "invalid-json", "Invalid JSON", &loc,
+		    "%s", jerr.text);
+		return -1;
+	}
+	if (!json_is_object(s->json)) {
+		api_problem(resp, 400, "invalid-json", "Invalid JSON", NULL,
+		    "the body must be a JSON object");
+		return -1;
+	}
+	json_object_foreach(s->json, key, v) {
+		if (strcmp(key, "config") != 0 && strcmp(key, "context") != 0 &&
+		    strcmp(key, "name") != 0 && strcmp(key, "labels") != 0) {
+			api_problem(resp, 422, "invalid-field",
+			    "Unprocessable request", NULL,
+			    "unknown field '%.64s'; known: config, context, "
+			    "name, labels", key);
+			return -1;
+		}
+	}
+	cfg = json_object_get(s->json, "config");
+	if (!json_is_string(cfg))
+		return bad_field(resp, "%s is required and must be a string "
+		    "holding the YAML", "config");
+	s->config = json_string_value(cfg);
+	s->config_len = json_string_length(cfg);
+	v = json_object_get(s->json, "name");
+	if (v != NULL && !json_is_null(v)) {
+		if (!json_is_string(v))
+			return bad_field(resp, "%s must be a string", "name");
+		s->name = json_string_value(v);
+	}
+	if (decode_context(&s->ctx, json_object_get(s->json, "context"),
+	    resp) != 0)
+		return -1;
+	return decode_labels(&s->labels, json_object_get(s->json, "labels"),
+	    resp);
+}
+
+static int
+decode_yaml_body(struct submission *s, const struct api_req *req,
+    const struct query *q, struct api_resp *resp)
+{
+	const char *v;
+	long n;
+
+	s->config = req->body != NULL ? req->body : "";
+	s->config_len = req->body_len;
+	if ((v = query_get(q, "gpus")) != NULL ||
+	    (v = query_get(q, "world_size")) != NULL) {
+		if (api_parse_long(&n, v, 1, 1000000) != 0)
+			return bad_field(resp, "%s must be an integer from 1 "
+			    "to 1000000", "gpus");
+		s->ctx.gpus = n;
+	}
+	if ((v = query_get(q, "nodes")) != NULL) {
+		if (api_parse_long(&n, v, 1, 1000000) != 0)
+			return bad_field(resp, "%s must be an integer from 1 "
+			    "to 1000000", "nodes");
+		s->ctx.nodes = n;
+	}
+	if ((v = query_get(q, "gpu")) != NULL)
+		s->ctx.gpu = v;
+	if ((v = query_get(q, "interconnect")) != NULL)
+		s->ctx.interconnect = v;
+	if ((v = query_get(q, "name")) != NULL)
+		s->name = v;
+	s->labels = json_object();
+	return 0;
+}
+
+/*
+ * Decode a POST body (JSON or raw YAML) into s.  On failure resp holds
+ * the problem and -1 is returned; s must be fini'd either way.
+ */
+static int
+decode_submission(struct submission *s, const struct api_req *req,
+    const struct query *q, bool allow_dry_run, struct api_resp *resp)
+{
+	static const char *const json_q[] = { "dry_run", NULL };
+	static const char *const yaml_q[] = { "dry_run", "gpus",
+	    "world_size", "nodes", "gpu", "interconnect", "name", NULL };
+	char mt[64];
+	struct err e = { 0 };
+
+	memset(s, 0, sizeof(*s));
+	context_default(&s->ctx);
+	s->name = "";
+	if (req->content_type == NULL) {
+		api_problem(resp, 415, "unsupported-media-type",
+		    "Unsupported Media Type", NULL,
+		    "send Content-Type: application/json or "
+		    "application/yaml");
+		return -1;
+	}
+	media_type(mt, sizeof(mt), req->content_type);
+	if (strcmp(mt, "application/json") == 0) {
+		if (query_only(q, allow_dry_run ? json_q : json_q + 1,
+		    resp) != 0 || decode_json_body(s, req, resp) != 0)
+			return -1;
+	} else if (is_yaml_type(mt)) {
+		if (query_only(q, allow_dry_run ? yaml_q : yaml_q + 1,
+		    resp) != 0 || decode_yaml_body(s, req, q, resp) != 0)
+			return -1;
+	} else {
+		api_problem(resp, 415, "unsupported-media-type",
+		    "Unsupported Media Type", NULL,
+		    "Content-Type '%.64s' is not supported; send "
+		    "application/json or application/yaml", mt);
+		return -1;
+	}
+	if (s->labels == NULL) {
+		api_problem(resp, 500, "internal", "Internal Server Error",
+		    NULL, "out of memory");
+		return -1;
+	}
+	if (parse_bool(&s->dry_run, query_get(q, "dry_run")) != 0)
+		return bad_field(resp, "%s must be true or false", "dry_run");
+	if (check_name(s->name, resp) != 0)
+		return -1;
+	if (context_resolve(&s->ctx, &e) != 0) {
+		api_problem_err(resp, &e);
+		return -1;
+	}
+	return 0;
+}
+
+/* Run the core check; on failure resp holds the problem. */
+static int
+run_check(struct report **r, struct api_ctx *ctx, const struct api_req *req,
+    const struct submission *s, struct api_resp *resp)
+{
+	struct err e = { 0 };
+
+	if (check_run(r, s->config, s->config_len, &s->ctx, &ctx->lim,
+	    req->arena, &e) != 0 ||
+	    digest_sha256_hex((*r)->config_sha256, s->config,
+	    s->config_len) != 0) {
+		if (e.code == ERR_OK)
+			err_set(&e, ERR_INTERNAL, NULL, "hash failed");
+		api_problem_err(resp, &e);
+		return -1;
+	}
+	resp->report = *r;
+	resp->verdict = verdict_name((*r)->verdict);
+	return 0;
+}
+
+/* The idempotency fingerprint: what was asked, not how it was sent. */
+static void
+body_fingerprint(char out[65], const struct api_req *req)
+{
+	size_t n = req->body_len + strlen(req->query != NULL ? req->query :
+	    "") + 2 + (req->content_type != NULL ? strlen(req->content_type) :
+	    0);
+	char *buf = malloc(n + 1);
+
+	if (buf == NULL) {
+		out[0] = '\0';
+		return;
+	}
+	snprintf(buf, n + 1, "%s\n%s\n", req->content_type != NULL ?
+	    req->content_type : "", req->query != NULL ? req->query : "");
+	if (req->body_len > 0)
+		memcpy(buf + strlen(buf), req->body, req->body_len);
+	digest_sha256_hex(out, buf, n);
+	free(buf);
+}
+
+static bool
+valid_idem_key(const char *k)
+{
+	size_t n = strlen(k), i;
+
+	if (n == 0 || n > 255)
+		return false;
+	for (i = 0; i < n; i++)
+		if ((unsigned char)k[i] < 0x21 || (unsigned char)k[i] > 0x7E)
+			return false;
+	return true;
+}
+
+/* createCheck: POST /v1/checks */
+void
+h_post_check(struct api_ctx *ctx, const struct api_req *req,
+    const struct query *q, const struct route_match *m,
+    struct api_resp *resp)
+{
+	struct submission s;
+	struct store_check c, prior;
+	struct store_finding *rows = NULL;
+	struct report *r;
+	struct err e = { 0 };
+	char created[40], fp[65];
+	json_t *j;
+	char *text;
+	size_t i;
+	int rv;
+
+	(void)m;
+	if (decode_submission(&s, req, q, true, resp) != 0)
+		goto out;
+	if (req->idem_key != NULL && !s.dry_run) {
+		if (!valid_idem_key(req->idem_key)) {
+			api_problem(resp, 400, "bad-idempotency-key",
+			    "Bad Request", NULL, "Idempotency-Key must be 1 "
+			    "to 255 visible ASCII characters");
+			goto out;
+		}
+		body_fingerprint(fp, req);
+		rv = ctx->store.ops->get_by_idem(ctx->store.self, &prior,
+		    req->team, req->idem_key, req->arena, &e);
+		if (rv == 0) {
+			if (strcmp(prior.body_sha256, fp) != 0) {
+				api_problem(resp, 409, "idempotency-conflict",
+				    "Conflict", NULL, "Idempotency-Key was "
+				    "already used with a different request");
+				goto out;
+			}
+			text = strdup(prior.json);
+			if (text == NULL)
+				goto nomem;
+			api_json_text(resp, 200, text, strlen(text));
+			api_header(resp, "Location", arena_printf(req->arena,
+			    "/v1/checks/%s", prior.id));
+			goto out;
+		}
+		if (rv != ERR_NOTFOUND) {
+			api_problem_err(resp, &e);
+			goto out;
+		}
+	}
+	if (run_check(&r, ctx, req, &s, resp) != 0)
+		goto out;
+	j = encode_report_json(r, NULL);
+	if (j == NULL)
+		goto nomem;
+	if (s.dry_run) {
+		api_json(resp, 200, j);
+		goto out;
+	}
+	memset(&c, 0, sizeof(c));
+	c.created_at_ms = ctx->now_ms(ctx->env);
+	api_new_id(c.id, ctx, c.created_at_ms);
+	api_format_time(created, sizeof(created), c.created_at_ms);
+	json_object_set_new(j, "id", json_string(c.id));
+	json_object_set_new(j, "created_at", json_string(created));
+	json_object_set_new(j, "team", json_string(req->team));
+	json_object_set_new(j, "name", json_string(s.name));
+	json_object_set(j, "labels", s.labels);
+	text = json_dumps(j, JSON_COMPACT);
+	c.context_json = json_dumps(json_object_get(j, "context"),
+	    JSON_COMPACT);
+	json_decref(j);
+	rows = calloc(r->nfindings + 1, sizeof(*rows));
+	if (text == NULL || c.context_json == NULL || rows == NULL) {
+		free(text);
+		free((char *)(uintptr_t)c.context_json);
+		goto nomem;
+	}
+	for (i = 0; i < r->nfindings; i++) {
+		rows[i].rule = r->findings[i].rule;
+		rows[i].severity = severity_name(r->findings[i].severity);
+		rows[i].line = r->findings[i].line;
+	}
+	c.team = req->team;
+	c.name = s.name;
+	c.config_sha256 = r->config_sha256;
+	c.verdict = verdict_name(r->verdict);
+	c.errors = (long)r->count[SEV_ERROR];
+	c.warnings = (long)r->count[SEV_WARNING];
+	c.infos = (long)r->count[SEV_INFO];
+	c.json = text;
+	c.config = s.config;
+	c.config_len = s.config_len;
+	c.idem_key = req->idem_key;
+	if (req->idem_key != NULL)
+		c.body_sha256 = fp;
+	else
+		c.body_sha256 = r->config_sha256;
+	c.findings = rows;
+	c.nfindings = r->nfindings;
+	rv = ctx->store.ops->put_check(ctx->store.self, &c, &e);
+	free((char *)(uintptr_t)c.context_json);
+	if (rv != 0) {
+		free(text);
+		api_problem_err(resp, &e);
+		goto out;
+	}
+	api_json_text(resp, 201, text, strlen(text));
+	api_header(resp, "Location", arena_printf(req->arena,
+	    "/v1/checks/%s", c.id));
+	goto out;
+nomem:
+	api_problem(resp, 500, "internal", "Internal Server Error", NULL,
+	    "out of memory");
+out:
+	free(rows);
+	submission_fini(&s);
+}
+
+/* estimate: POST /v1/estimate (nothing stored) */
+void
+h_estimate(struct api_ctx *ctx, const struct api_req *req,
+    const struct query *q, const struct route_match *m,
+    struct api_resp *resp)
+{
+	struct submission s;
+	struct report *r;
+	json_t *full, *j;
+
+	(void)m;
+	if (decode_submission(&s, req, q, false, resp) != 0 ||
+	    run_check(&r, ctx, req, &s, resp) != 0)
+		goto out;
+	full = encode_report_json(r, NULL);
+	/* The estimate part of the report: what the estimator computed. */
+	j = full == NULL ? NULL : json_pack("{s:O, s:O, s:O, s:O, s:s}",
+	    "context", json_object_get(full, "context"),
+	    "plan", json_object_get(full, "plan"),
+	    "estimate", json_object_get(full, "estimate"),
+	    "suggestions", json_object_get(full, "suggestions"),
+	    "config_sha256", r->config_sha256);
+	json_decref(full);
+	api_json(resp, 200, j);
+out:
+	submission_fini(&s);
+}
+
+/* getCheck: GET /v1/checks/{id} */
+void
+h_get_check(struct api_ctx *ctx, const struct api_req *req,
+    const struct query *q, const struct route_match *m,
+    struct api_resp *resp)
+{
+	static const char *const none[] = { NULL };
+	struct store_check c;
+	struct err e = { 0 };
+	char *text;
+
+	if (query_only(q, none, resp) != 0)
+		return;
+	if (!api_is_id(m->param[0])) {
+		api_problem(resp, 404, "not-found", "Not Found", NULL,
+		    "no such check");
+		return;
+	}
+	if (ctx->store.ops->get_check(ctx->store.self, &c, m->param[0],
+	    req->admin ? NULL : req->team, req->arena, &e) != 0) {
+		api_problem_err(resp, &e);
+		return;
+	}
+	text = strdup(c.json);
+	if (text == NULL) {
+		api_problem(resp, 500, "internal", "Internal Server Error",
+		    NULL, "out of memory");
+		return;
+	}
+	api_json_text(resp, 200, text, strlen(text));
+}
+
+/* Opaque cursors: base64url of the last id served. */
+static const char b64[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+static void
+cursor_encode(char *out, size_t cap, const char *id)
+{
+	size_t n = strlen(id), i, k = 0;
+
+	for (i = 0; i < n && k + 5 < cap; i += 3) {
+		unsigned v = (unsigned)(unsigned char)id[i] << 16;
+
+		if (i + 1 < n)
+			v |= (unsigned)(unsigned char)id[i + 1] << 8;
+		if (i + 2 < n)
+			v |= (unsigned char)id[i + 2];
+		out[k++] = b64[(v >> 18) & 63];
+		out[k++] = b64[(v >> 12) & 63];
+		if (i + 1 < n)
+			out[k++] = b64[(v >> 6) & 63];
+		if (i + 2 < n)
+			out[k++] = b64[v & 63];
+	}
+	out[k] = '\0';
+}
+
+static int
+cursor_decode(char *out, size_t cap, const char *s)
+{
+	size_t n = strlen(s), i, k = 0;
+	unsigned v = 0;
+	int bits = 0;
+
+	for (i = 0; i < n; i++) {
+		const char *p = strchr(b64, s[i]);
+
+		if (p == NULL || s[i] == '\0')
+			return -1;
+		v = (v << 6) | (unsigned)(p - b64);
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			if (k + 1 >= cap)
+				return -1;
+			out[k++] = (char)((v >> bits) & 0xFF);
+		}
+	}
+	out[k] = '\0';
+	return api_is_id(out) ? 0 : -1;
+}
+
+/* Shared by listChecks and getHistory: filters common to both. */
+static int
+list_query(struct store_query *sq, char *cursor_id, size_t cap,
+    const struct api_req *req, const struct query *q,
+    struct api_resp *resp)
+{
+	const char *v;
+	long n = LIST_DEFAULT;
+
+	memset(sq, 0, sizeof(*sq));
+	sq->team = req->admin ? query_get(q, "team") : req->team;
+	if ((v = query_get(q, "limit")) != NULL &&
+	    api_parse_long(&n, v, 1, LIST_MAX) != 0) {
+		api_problem(resp, 400, "bad-query", "Bad query string", NULL,
+		    "limit must be an integer from 1 to %d", LIST_MAX);
+		return -1;
+	}
+	sq->limit = (unsigned)n + 1;	/* one more: is there a next page? */
+	if ((v = query_get(q, "cursor")) != NULL) {
+		if (cursor_decode(cursor_id, cap, v) != 0) {
+			api_problem(resp, 400, "bad-query", "Bad query string",
+			    NULL, "cursor is not one this server issued");
+			return -1;
+		}
+		sq->before_id = cursor_id;
+	}
+	if ((v = query_get(q, "since")) != NULL &&
+	    api_parse_time(&sq->since_ms, v) != 0) {
+		api_problem(resp, 400, "bad-query", "Bad query string", NULL,
+		    "since must be an RFC 3339 time, e.g. "
+		    "2026-12-02T10:00:00Z");
+		return -1;
+	}
+	if ((v = query_get(q, "until")) != NULL &&
+	    api_parse_time(&sq->until_ms, v) != 0) {
+		api_problem(resp, 400, "bad-query", "Bad query string", NULL,
+		    "until must be an RFC 3339 time, e.g. "
+		    "2026-12-02T10:00:00Z");
+		return -1;
+	}
+	return 0;
+}
+
+/* Append to a malloc'd growing buffer; -1 when out of memory. */
+struct sbuf {
+	char *p;
+	size_t n;
+	size_t cap;
+};
+
+static int
+sb_put(struct sbuf *b, const char *s, size_t n)
+{
+	if (b->n + n + 1 > b->cap) {
+		size_t cap = b->cap == 0 ? 4096 : b->cap;
+		char *np;
+
+		while (b->n + n + 1 > cap)
+			cap *= 2;
+		np = realloc(b->p, cap);
+		if (np == NULL)
+			return -1;
+		b->p = np;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->n, s, n);
+	b->n += n;
+	b->p[b->n] = '\0';
+	return 0;
+}
+
+static int
+sb_str(struct sbuf *b, const char *s)
+{
+	return sb_put(b, s, strlen(s));
+}
+
+/* listChecks: GET /v1/checks */
+void
+h_list_checks(struct api_ctx *ctx, const struct api_req *req,
+    const struct query *q, const struct route_match *m,
+    struct api_resp *resp)
+{
+	static const char *const allowed[] = { "name", "verdict", "rule",
+	    "since", "until", "limit", "cursor", "team", NULL };
+	struct store_query sq;
+	struct store_check *items;
+	struct sbuf b = { 0 };
+	struct err e = { 0 };
+	char cursor_id[32], next[64];
+	const char *v;
+	size_t n, i, page;
+	int bad = 0;
+
+	(void)m;
+	if (query_only(q, allowed, resp) != 0 ||
+	    list_query(&sq, cursor_id, sizeof(cursor_id), req, q, resp) != 0)
+		return;
+	sq.name = query_get(q, "name");
+	sq.rule = query_get(q, "rule");
+	if ((v = query_get(q, "verdict")) != NULL) {
+		if (strcmp(v, "pass") != 0 && strcmp(v, "warn") != 0 &&
+		    strcmp(v, "fail") != 0) {
+			api_problem(resp, 400, "bad-query", "Bad query string",
+			    NULL, "verdict must be pass, warn or fail");
+			return;
+		}
+		sq.verdict = v;
+	}
+	if (ctx->store.ops->list_checks(ctx->store.self, &items, &n, &sq,
+	    req->arena, &e) != 0) {
+		api_problem_err(resp, &e);
+		return;
+	}
+	page = n < sq.limit ? n : sq.limit - 1;
+	bad |= sb_str(&b, "{\"items\":[");
+	for (i = 0; i < page; i++) {
+		if (i > 0)
+			bad |= sb_str(&b, ",");
+		bad |= sb_str(&b, items[i].json);
+	}
+	bad |= sb_str(&b, "],\"next_cursor\":");
+	if (n > page && page > 0) {
+		cursor_encode(next, sizeof(next), items[page - 1].id);
+		bad |= sb_str(&b, "\"");
+		bad |= sb_str(&b, next);
+		bad |= sb_str(&b, "\"}");
+	} else {
+		bad |= sb_str(&b, "null}");
+	}
+	if (bad != 0) {
+		free(b.p);
+		api_problem(resp, 500, "internal", "Internal Server Error",
+		    NULL, "out of memory");
+		return;
+	}
+	api_json_text(resp, 200, b.p, b.n);
+}
+
+/* The findings of a stored check, as a JSON array (new reference). */
+static json_t *
+stored_findings(const char *json)
+{
+	json_t *j = json_loads(json, 0, NULL), *f;
+
+	f = json_incref(json_object_get(j, "findings"));
+	json_decref(j);
+	return f != NULL ? f : json_array();
+}
+
+static double
+stored_peak(const char *json, bool *known)
+{
+	json_t *j = json_loads(json, 0, NULL);
+	json_t *p = json_object_get(json_object_get(json_object_get(j,
+	    "estimate"), "memory"), "per_gpu_peak_gib");
+	double v = json_is_number(p) ? json_number_value(p) : 0.0;
+
+	*known = json_is_number(p);
+	json_decref(j);
+	return v;
+}
+
+static bool
+same_finding(json_t *a, json_t *b)
+{
+	return json_equal(json_object_get(a, "rule"),
+	    json_object_get(b, "rule")) &&
+	    json_equal(json_object_get(a, "path"), json_object_get(b, "path"));
+}
+
+/* Findings of `to` not in `from` (by rule and path): new reference. */
+static json_t *
+findings_minus(json_t *to, json_t *from)
+{
+	json_t *out = json_array(), *x, *y;
+	size_t i, k;
+
+	json_array_foreach(to, i, x) {
+		bool found = false;
+
+		json_array_foreach(from, k, y)
+			if (same_finding(x, y)) {
+				found = true;
+				break;
+			}
+		if (!found)
+			json_array_append(out, x);
+	}
+	return out;
+}
+
+/* The change from `older` to `newer`: a new JSON object. */
+static json_t *
+changes(const struct store_check *newer, const struct store_check *older)
+{
+	json_t *fn = stored_findings(newer->json);
+	json_t *fo = stored_findings(older->json);
+	bool kn, ko;
+	double pn = stored_peak(newer->json, &kn);
+	double po = stored_peak(older->json, &ko);
+	json_t *j = json_pack("{s:b, s:{s:s, s:s}, s:o, s:o}",
+	    "config_changed", strcmp(newer->config_sha256,
+	    older->config_sha256) != 0,
+	    "verdict", "from", older->verdict, "to", newer->verdict,
+	    "findings_added", findings_minus(fn, fo),
+	    "findings_removed", findings_minus(fo, fn));
+
+	if (j != NULL)
+		json_object_set_new(j, "memory_delta_gib", kn && ko ?
+		    json_real(pn - po) : json_null());
+	json_decref(fn);
+	json_decref(fo);
+	return j;
+}
+
+/* getHistory: GET /v1/configs/{name}/checks */
+void
+h_history(struct api_ctx *ctx, const struct api_req *req,
+    const struct query *q, const struct route_match *m,
+    struct api_resp *resp)
+{
+	static const char *const allowed[] = { "since", "until", "limit",
+	    "cursor", "team", NULL };
+	struct store_query sq;
+	struct store_check *items;
+	struct err e = { 0 };
+	char cursor_id[32], next[64], created[40];
+	json_t *out, *arr;
+	size_t n, i, page;
+
+	if (query_only(q, allowed, resp) != 0 ||
+	    list_query(&sq, cursor_id, sizeof(cursor_id), req, q, resp) != 0 ||
+	    check_name(m->param[0], resp) != 0)
+		return;
+	sq.name = m->param[0];
+	if (ctx->store.ops->list_checks(ctx->store.self, &items, &n, &sq,
+	    req->arena, &e) != 0) {
+		api_problem_err(resp, &e);
+		return;
+	}
+	page = n < sq.limit ? n : sq.limit - 1;
+	arr = json_array();
+	for (i = 0; i < page; i++) {
+		const struct store_check *c = &items[i];
+		json_t *item;
+
+		api_format_time(created, sizeof(created), c->created_at_ms);
+		item = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I}",
+		    "id", c->id, "created_at", created, "team", c->team,
+		    "verdict", c->verdict, "config_sha256", c->config_sha256,
+		    "errors", (json_int_t)c->errors,
+		    "warnings", (json_int_t)c->warnings,
+		    "infos", (json_int_t)c->infos);
+		if (item == NULL)
+			continue;
+		if (i + 1 < n) {
+			json_object_set_new(item, "previous_id",
+			    json_string(items[i + 1].id));
+			json_object_set_new(item, "changes",
+			    changes(c, &items[i + 1]));
+		} else {
+			json_object_set_new(item, "previous_id", json_null());
+			json_object_set_new(item, "changes", json_null());
+		}
+		json_array_append_new(arr, item);
+	}
+	out = json_pack("{s:s, s:o}", "name", m->param[0], "items", arr);
+	if (out != NULL && n > page && page > 0) {
+		cursor_encode(next, sizeof(next), items[page - 1].id);
+		json_object_set_new(out, "next_cursor", json_string(next));
+	} else if (out != NULL) {
+		json_object_set_new(out, "next_cursor", json_null());
+	}
+	api_json(resp, 200, out);
+}
+
+/* diffChecks: GET /v1/checks/{id}/diff?against={other} */
+void
+h_diff(struct api_ctx *ctx, const struct api_req *req,
+    const struct query *q, const struct route_match *m,
+    struct api_resp *resp)
+{
+	static const char *const allowed[] = { "against", NULL };
+	const char *against = query_get(q, "against");
+	const char *team = req->admin ? NULL : req->team;
+	struct store_check a, b;
+	struct err e = { 0 };
+	json_t *j;
+
+	if (query_only(q, allowed, resp) != 0)
+		return;
+	if (against == NULL) {
+		api_problem(resp, 400, "bad-query", "Bad query string", NULL,
+		    "against (the id to compare with) is required");
+		return;
+	}
+	if (!api_is_id(m->param[0]) || !api_is_id(against)) {
+		api_problem(resp, 404, "not-found", "Not Found", NULL,
+		    "no such check");
+		return;
+	}
+	if (ctx->store.ops->get_check(ctx->store.self, &a, m->param[0], team,
+	    req->arena, &e) != 0 ||
+	    ctx->store.ops->get_check(ctx->store.self, &b, against, team,
+	    req->arena, &e) != 0) {
+		api_problem_err(resp, &e);
+		return;
+	}
+	j = changes(&a, &b);
+	if (j != NULL) {
+		json_object_set_new(j, "id", json_string(a.id));
+		json_object_set_new(j, "against", json_string(b.id));
+	}
+	api_json(resp, 200, j);
+}
+
+/* getRuleStats: GET /v1/stats/rules?since= */
+void
+h_rule_stats(struct api_ctx *ctx, const struct api_req *req,
+    const struct query *q, const struct route_match *m,
+    struct api_resp *resp)
+{
+	static const char *const allowed[] = { "since", "team", NULL };
+	struct store_rule_stat *rows;
+	struct err e = { 0 };
+	int64_t since = 0;
+	const char *v;
+	json_t *items, *cur = NULL;
+	size_t n, i;
+
+	(void)m;
+	if (query_only(q, allowed, resp) != 0)
+		return;
+	if ((v = query_get(q, "since")) != NULL &&
+	    api_parse_time(&since, v) != 0) {
+		api_problem(resp, 400, "bad-query", "Bad query string", NULL,
+		    "since must be an RFC 3339 time, e.g. "
+		    "2026-12-02T10:00:00Z");
+		return;
+	}
+	if (ctx->store.ops->rule_stats(ctx->store.self, &rows, &n,
+	    req->admin ? query_get(q, "team") : req->team, since, req->arena,
+	    &e) != 0) {
+		api_problem_err(resp, &e);
+		return;
+	}
+	/* Rows come sorted by rule: one item per rule. */
+	items = json_array();
+	for (i = 0; i < n; i++) {
+		json_t *by;
+
+		if (cur == NULL || strcmp(json_string_value(json_object_get(
+		    cur, "rule")), rows[i].rule) != 0) {
+			cur = json_pack("{s:s, s:I, s:I, s:{}}", "rule",
+			    rows[i].rule, "findings", (json_int_t)0, "checks",
+			    (json_int_t)0, "by_verdict");
+			if (cur == NULL)
+				break;
+			json_array_append_new(items, cur);
+		}
+		by = json_object_get(cur, "by_verdict");
+		json_object_set_new(by, rows[i].verdict, json_pack("{s:I, s:I}",
+		    "findings", (json_int_t)rows[i].count, "checks",
+		    (json_int_t)rows[i].checks));
+		json_object_set_new(cur, "findings", json_integer(
+		    json_integer_value(json_object_get(cur, "findings")) +
+		    rows[i].count));
+		json_object_set_new(cur, "checks", json_integer(
+		    json_integer_value(json_object_get(cur, "checks")) +
+		    rows[i].checks));
+	}
+	api_json(resp, 200, json_pack("{s:o, s:o}", "since", v != NULL ?
+	    json_string(v) : json_null(), "items", items));
+}

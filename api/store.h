@@ -1,0 +1,106 @@
+/*
+ * api/store: the storage interface the API needs, declared here so that a
+ * backend (server/store_sqlite.c today, PostgreSQL tomorrow) plugs in
+ * without api/ knowing it.  A backend fills a struct store with its ops.
+ *
+ * Every op returns 0 or a negative enum err_code: ERR_NOTFOUND when no row
+ * matches, ERR_STORE for a storage failure (the message says what, for
+ * logs, never for clients), ERR_NOMEM when the arena is spent.  Strings
+ * coming out are copied into the caller's arena.
+ */
+#ifndef API_STORE_H
+#define API_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/err.h"
+
+struct arena;
+
+/* One finding row, for the rule, list and stats queries. */
+struct store_finding {
+	const char *rule;	/* "schema.duplicate_key" */
+	const char *severity;	/* "error" | "warning" | "info" */
+	unsigned line;		/* 1-based */
+};
+
+/* A stored check.  json is what GET /v1/checks/{id} returns, verbatim. */
+struct store_check {
+	char id[27];		/* 26 Crockford base32 chars, time-sortable */
+	int64_t created_at_ms;	/* Unix time, milliseconds */
+	const char *team;	/* owner team */
+	const char *name;	/* config name, "" when not given */
+	const char *config_sha256;	/* of the config bytes */
+	const char *verdict;	/* "pass" | "warn" | "fail" */
+	long errors;		/* findings per severity */
+	long warnings;
+	long infos;
+	const char *context_json;	/* the context object */
+	const char *json;	/* the whole stored check as JSON text */
+	const char *config;	/* the submitted config text */
+	size_t config_len;
+	const char *idem_key;	/* Idempotency-Key, or NULL */
+	const char *body_sha256;	/* of the request body (idempotency) */
+	const struct store_finding *findings;	/* nfindings rows */
+	size_t nfindings;
+};
+
+/* Filters for list_checks; zero/NULL fields do not filter. */
+struct store_query {
+	const char *team;	/* NULL: every team (admin) */
+	const char *name;
+	const char *verdict;
+	const char *rule;	/* checks with at least one such finding */
+	int64_t since_ms;	/* created_at >= since; 0: unbounded */
+	int64_t until_ms;	/* created_at < until; 0: unbounded */
+	const char *before_id;	/* cursor: only ids < before_id */
+	unsigned limit;		/* rows wanted, >= 1 */
+};
+
+/* How often a rule fired, per verdict of its check. */
+struct store_rule_stat {
+	const char *rule;
+	const char *verdict;
+	long count;		/* findings */
+	long checks;		/* distinct checks */
+};
+
+struct store_info {
+	long long db_bytes;	/* database size on disk */
+	long long write_errors;	/* failed writes since start */
+	int schema_version;	/* applied migrations */
+	int schema_latest;	/* migrations this binary knows */
+};
+
+struct store_ops {
+	/* Insert c and its findings in one transaction; 0 once committed. */
+	int (*put_check)(void *self, const struct store_check *c,
+	    struct err *e);
+	/* The check id, if team is NULL or owns it, into *out. */
+	int (*get_check)(void *self, struct store_check *out, const char *id,
+	    const char *team, struct arena *a, struct err *e);
+	/* The check stored under (team, key) for Idempotency-Key. */
+	int (*get_by_idem)(void *self, struct store_check *out,
+	    const char *team, const char *key, struct arena *a,
+	    struct err *e);
+	/* Up to q->limit checks, newest first, into *out (arena). */
+	int (*list_checks)(void *self, struct store_check **out, size_t *n,
+	    const struct store_query *q, struct arena *a, struct err *e);
+	/* Rule firing counts since since_ms (0: all) for team (NULL: all). */
+	int (*rule_stats)(void *self, struct store_rule_stat **out,
+	    size_t *n, const char *team, int64_t since_ms, struct arena *a,
+	    struct err *e);
+	/* 0 when a write succeeds and the schema is current. */
+	int (*ready)(void *self, struct err *e);
+	/* Size and error counters; cannot fail. */
+	void (*info)(void *self, struct store_info *out);
+};
+
+struct store {
+	const struct store_ops *ops;	/* borrowed, static */
+	void *self;			/* the backend's state */
+};
+
+#endif /* API_STORE_H */

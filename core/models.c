@@ -1,0 +1,17 @@
+/*
+ * core/models: lookups in the generated model table.  Pure.
+ */
+#include "models.h"
+
+#include <strings.h>
+
+const struct model_def *
+models_find(const char *id)
+{
+	size_t i;
+
+	for (i = 0; id != NULL && i < models_table_len; i++)
+		if (strcasecmp(models_table[i].hf_id, id) == 0)
+			return &models_table[i];
+	return NULL;
+}

@@ -1,0 +1,28 @@
+/*
+ * core/rules: the rule catalog.  One row per rule: a stable id, its
+ * severity, a title, a fix hint and a docs anchor (c-style.md section 6).
+ * The table is the documentation: GET /v1/rules and `preflight rules`
+ * serve it.  Ids are sorted and never reused.
+ */
+#ifndef CORE_RULES_H
+#define CORE_RULES_H
+
+#include <stddef.h>
+
+#include "report.h"
+
+struct rule_def {
+	const char *id;		/* "schema.duplicate_key" */
+	enum severity severity;	/* default severity */
+	const char *title;	/* one line, plain words */
+	const char *hint;	/* how to fix it */
+	const char *docs;	/* anchor in docs/rules.md */
+};
+
+/* The catalog, sorted by id; *n gets its length.  Borrowed. */
+const struct rule_def *rules_all(size_t *n);
+
+/* The row for id, or NULL.  Borrowed. */
+const struct rule_def *rules_find(const char *id);
+
+#endif /* CORE_RULES_H */

@@ -1,0 +1,45 @@
+/*
+ * server/store_sqlite: the SQLite implementation of api/store.h.
+ *
+ * One connection, WAL mode, a busy timeout, prepared statements only.  A
+ * mutex serializes the HTTP thread and the retention thread.  Migrations
+ * (migrations/NNNN_*.sql, embedded) are applied in order at open, each in
+ * its own transaction, and recorded in PRAGMA user_version.
+ */
+#ifndef SERVER_STORE_SQLITE_H
+#define SERVER_STORE_SQLITE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "api/store.h"
+
+struct store_sqlite;
+
+/*
+ * Open (creating) the database at path (":memory:" works) and migrate it.
+ * full_sync selects synchronous=FULL instead of NORMAL.  migrate false
+ * refuses a database that is behind instead of migrating it.  A database
+ * newer than this binary is refused with ERR_STORE.  *out is new: free it
+ * with store_sqlite_close().
+ */
+int store_sqlite_open(struct store_sqlite **out, const char *path,
+    bool full_sync, struct err *e);
+
+/* Close the connection; NULL is a no-op. */
+void store_sqlite_close(struct store_sqlite *s);
+
+/* The generic interface for api/.  Borrowed: valid while s is open. */
+struct store store_sqlite_iface(struct store_sqlite *s);
+
+/*
+ * Delete up to batch checks created before cutoff_ms (and their findings)
+ * in one short transaction.  *deleted gets the count.
+ */
+int store_sqlite_prune(struct store_sqlite *s, int64_t cutoff_ms,
+    int batch, int *deleted, struct err *e);
+
+/* Schema version now applied. */
+int store_sqlite_version(struct store_sqlite *s);
+
+#endif /* SERVER_STORE_SQLITE_H */
