@@ -100,6 +100,13 @@ api_problem(struct api_resp *resp, int status, const char *slug,
 	resp->body_len = strlen(text);
 }
 
+void
+api_too_large(struct api_resp *resp, size_t max_body)
+{
+	api_problem(resp, 413, "body-too-large", "Content Too Large", NULL,
+	    "the request body is larger than %zu bytes", max_body);
+}
+
 /* One table from error code to HTTP status (c-style.md section 4). */
 void
 api_problem_err(struct api_resp *resp, const struct err *e)
@@ -417,11 +424,25 @@ static const char crockford[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
  * ids sort by time; within one millisecond the random part counts up.
  */
 void
+api_ctx_init(struct api_ctx *ctx)
+{
+	memset(ctx, 0, sizeof(*ctx));
+	pthread_mutex_init(&ctx->id_mu, NULL);
+}
+
+void
+api_ctx_fini(struct api_ctx *ctx)
+{
+	pthread_mutex_destroy(&ctx->id_mu);
+}
+
+void
 api_new_id(char out[27], struct api_ctx *ctx, int64_t ms)
 {
 	unsigned char b[16];
 	int i, bit;
 
+	pthread_mutex_lock(&ctx->id_mu);
 	if (ms <= ctx->last_ms) {
 		ms = ctx->last_ms;
 		for (i = 9; i >= 0; i--)
@@ -436,6 +457,7 @@ api_new_id(char out[27], struct api_ctx *ctx, int64_t ms)
 	for (i = 0; i < 6; i++)
 		b[i] = (unsigned char)((uint64_t)ms >> (40 - 8 * i));
 	memcpy(b + 6, ctx->last_rand, 10);
+	pthread_mutex_unlock(&ctx->id_mu);
 	/* 130 bits of output over 128 of input: two leading zero bits. */
 	for (i = 0; i < 26; i++) {
 		int v = 0, k;

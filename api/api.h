@@ -9,6 +9,7 @@
 #ifndef API_API_H
 #define API_API_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -63,15 +64,27 @@ struct api_ctx {
 	void (*random)(void *env, void *buf, size_t n);	/* CSPRNG */
 	/* Prometheus text for GET /metrics: malloc'd into *out. */
 	int (*metrics)(void *env, char **out, size_t *len);
-	/* Id state: ids are strictly increasing within one ctx.  Used from
-	   one thread at a time (server/http.c runs one request thread). */
+	/* Id state: ids are strictly increasing within one ctx. */
+	pthread_mutex_t id_mu;	/* guards last_ms and last_rand */
 	int64_t last_ms;
 	unsigned char last_rand[10];
 };
 
-/* Handle req.  Always fills resp (status 500 on a bug, never aborts). */
+/* Zero ctx and set up its lock; the caller then fills the fields. */
+void api_ctx_init(struct api_ctx *ctx);
+
+/* Release what api_ctx_init() set up. */
+void api_ctx_fini(struct api_ctx *ctx);
+
+/*
+ * Handle req.  Always fills resp (status 500 on a bug, never aborts).
+ * Safe to call from several threads at once when the store is.
+ */
 void api_handle(struct api_ctx *ctx, const struct api_req *req,
     struct api_resp *resp);
+
+/* Fill resp with the 413 problem for a body over max_body bytes. */
+void api_too_large(struct api_resp *resp, size_t max_body);
 
 /* Free resp->body; resp may be reused after. */
 void api_resp_fini(struct api_resp *resp);

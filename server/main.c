@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "serve.h"
 #include "version.h"
 
 static void
@@ -14,6 +15,8 @@ usage(FILE *out)
 	fprintf(out,
 	    "usage: preflight check [FILE... | -] [options]   "
 	    "(preflight check --help)\n"
+	    "       preflight serve [options]   (preflight serve --help)\n"
+	    "       preflight migrate --db FILE\n"
 	    "       preflight version\n");
 }
 
@@ -26,6 +29,10 @@ main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "check") == 0)
 		return cli_check(argc - 1, argv + 1);
+	if (strcmp(argv[1], "serve") == 0)
+		return serve_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "migrate") == 0)
+		return migrate_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "version") == 0 ||
 	    strcmp(argv[1], "--version") == 0) {
 		printf("preflight %s (rules follow axolotl %s)\n",

@@ -20,33 +20,88 @@
 #include "server/migrations.h"
 
 #define LIST_VARIANTS 64	/* 2^6 optional filters */
+#define BATCH_MAX 128		/* writes committed together, at most */
+#define CHECKPOINT_FRAMES 2000	/* WAL frames that wake the checkpointer */
 
-struct store_sqlite {
+/* Statements of the reader connection (used under rmu). */
+struct reader {
 	sqlite3 *db;
-	pthread_mutex_t mu;	/* one user of db at a time */
-	sqlite3_stmt *ins_check;
-	sqlite3_stmt *ins_finding;
 	sqlite3_stmt *get_check;
 	sqlite3_stmt *get_idem;
-	sqlite3_stmt *beat;
 	sqlite3_stmt *list[LIST_VARIANTS];	/* lazily prepared */
 	sqlite3_stmt *stats[2];	/* [0] all teams, [1] one team */
+};
+
+/* Statements of the writer connection (writer thread only). */
+struct writer {
+	sqlite3 *db;
+	sqlite3_stmt *ins_check;
+	sqlite3_stmt *ins_finding;
+	sqlite3_stmt *beat;
+	sqlite3_stmt *prune;
+};
+
+enum job_kind {
+	JOB_PUT,		/* insert a check and its findings */
+	JOB_PROBE,		/* prove the database is writable */
+	JOB_PRUNE		/* delete a batch of old checks */
+};
+
+/* A write waiting for the writer thread; lives on the caller's stack. */
+struct job {
+	enum job_kind kind;
+	const struct store_check *c;	/* JOB_PUT */
+	int64_t cutoff_ms;	/* JOB_PRUNE */
+	int batch;		/* JOB_PRUNE */
+	int deleted;		/* JOB_PRUNE result */
+	int rv;			/* result: 0 or enum err_code */
+	struct err *e;		/* the caller's */
+	bool done;
+	struct job *next;
+};
+
+/*
+ * Group commit: callers (HTTP threads) queue jobs and sleep; the writer
+ * thread commits everything queued in one transaction, each check inside
+ * its own savepoint so one failure does not sink the others, then wakes
+ * the callers.  Nobody is told "committed" before COMMIT returned.  A
+ * second thread checkpoints the WAL on its own connection, so no request
+ * waits for the checkpoint's fsync.
+ */
+struct store_sqlite {
+	struct writer w;
+	struct reader r;
+	bool shared;		/* ":memory:": r.db is w.db, both under rmu */
+	pthread_mutex_t rmu;	/* the reader connection */
+	pthread_mutex_t qmu;	/* the queue and the fields below */
+	pthread_cond_t qcv;	/* work for the writer */
+	pthread_cond_t dcv;	/* jobs done */
+	pthread_cond_t ccv;	/* work for the checkpointer */
+	struct job *head;
+	struct job *tail;
+	bool stop;
+	bool checkpoint_due;
+	pthread_t writer_thread;
+	pthread_t ckpt_thread;
+	bool writer_started;
+	bool ckpt_started;
+	sqlite3 *ckpt_db;	/* the checkpointer's connection */
 	long long write_errors;
 	int version;
 };
 
 static int
-db_fail(struct store_sqlite *s, struct err *e, const char *what)
+db_fail(sqlite3 *db, struct err *e, const char *what)
 {
 	return err_set(e, ERR_STORE, NULL, "%s: %s", what,
-	    sqlite3_errmsg(s->db));
+	    sqlite3_errmsg(db));
 }
 
 static int
-exec(struct store_sqlite *s, const char *sql, struct err *e)
+exec(sqlite3 *db, const char *sql, struct err *e)
 {
 	char *msg = NULL;
-	int rc = sqlite3_exec(s->db, sql, NULL, NULL, &msg);
+	int rc = sqlite3_exec(db, sql, NULL, NULL, &msg);
 
 	if (rc != SQLITE_OK) {
 		err_set(e, ERR_STORE, NULL, "%s", msg != NULL ? msg :
@@ -58,25 +113,25 @@ exec(struct store_sqlite *s, const char *sql, struct err *e)
 }
 
 static int
-prepare(struct store_sqlite *s, sqlite3_stmt **st, const char *sql,
-    struct err *e)
+prepare(sqlite3 *db, sqlite3_stmt **st, const char *sql, struct err *e)
 {
-	if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st,
+	if (sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, st,
 	    NULL) != SQLITE_OK)
-		return db_fail(s, e, "prepare");
+		return db_fail(db, e, "prepare");
 	return 0;
 }
 
 static int
 migrate(struct store_sqlite *s, struct err *e)
 {
+	sqlite3 *db = s->w.db;
 	sqlite3_stmt *st = NULL;
 	int v, i, rv;
 
-	if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st,
-	    NULL) != SQLITE_OK || sqlite3_step(st) != SQLITE_ROW) {
+	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) !=
+	    SQLITE_OK || sqlite3_step(st) != SQLITE_ROW) {
 		sqlite3_finalize(st);
-		return db_fail(s, e, "read user_version");
+		return db_fail(db, e, "read user_version");
 	}
 	v = sqlite3_column_int(st, 0);
 	sqlite3_finalize(st);
@@ -88,24 +143,245 @@ migrate(struct store_sqlite *s, struct err *e)
 	for (i = v; i < migrations_count; i++) {
 		char pragma[64];
 
-		rv = exec(s, "BEGIN IMMEDIATE", e);
+		rv = exec(db, "BEGIN IMMEDIATE", e);
 		if (rv != 0)
 			return rv;
-		rv = exec(s, migrations[i].sql, e);
+		rv = exec(db, migrations[i].sql, e);
 		if (rv == 0) {
 			snprintf(pragma, sizeof(pragma),
 			    "PRAGMA user_version = %d", migrations[i].version);
-			rv = exec(s, pragma, e);
+			rv = exec(db, pragma, e);
 		}
 		if (rv == 0)
-			rv = exec(s, "COMMIT", e);
+			rv = exec(db, "COMMIT", e);
 		if (rv != 0) {
-			sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+			sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 			return rv;
 		}
 	}
 	s->version = migrations_count;
 	return 0;
+}
+
+static int
+open_conn(sqlite3 **db, const char *path, struct err *e)
+{
+	if (sqlite3_open_v2(path, db, SQLITE_OPEN_READWRITE |
+	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK)
+		return err_set(e, ERR_STORE, NULL, "cannot open %s: %s", path,
+		    *db != NULL ? sqlite3_errmsg(*db) : "out of memory");
+	sqlite3_busy_timeout(*db, 5000);
+	sqlite3_extended_result_codes(*db, 1);
+	return 0;
+}
+
+/* Wakes the checkpointer when the WAL has grown (writer thread). */
+static int
+wal_hook(void *arg, sqlite3 *db, const char *name, int frames)
+{
+	struct store_sqlite *s = arg;
+
+	(void)db;
+	(void)name;
+	if (frames >= CHECKPOINT_FRAMES) {
+		pthread_mutex_lock(&s->qmu);
+		s->checkpoint_due = true;
+		pthread_cond_signal(&s->ccv);
+		pthread_mutex_unlock(&s->qmu);
+	}
+	return SQLITE_OK;
+}
+
+static void *
+checkpoint_loop(void *arg)
+{
+	struct store_sqlite *s = arg;
+
+	pthread_mutex_lock(&s->qmu);
+	for (;;) {
+		while (!s->checkpoint_due && !s->stop)
+			pthread_cond_wait(&s->ccv, &s->qmu);
+		if (s->stop)
+			break;
+		s->checkpoint_due = false;
+		pthread_mutex_unlock(&s->qmu);
+		/* PASSIVE: never blocks writers or readers. */
+		sqlite3_wal_checkpoint_v2(s->ckpt_db, NULL,
+		    SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+		pthread_mutex_lock(&s->qmu);
+	}
+	pthread_mutex_unlock(&s->qmu);
+	return NULL;
+}
+
+static int
+put_one(struct store_sqlite *s, const struct store_check *c, struct err *e)
+{
+	sqlite3_stmt *st = s->w.ins_check, *f = s->w.ins_finding;
+	size_t i;
+	int rv = 0;
+
+	if (sqlite3_bind_text(st, 1, c->id, -1, SQLITE_STATIC) ||
+	    sqlite3_bind_int64(st, 2, c->created_at_ms) ||
+	    sqlite3_bind_text(st, 3, c->team, -1, SQLITE_STATIC) ||
+	    sqlite3_bind_text(st, 4, c->name, -1, SQLITE_STATIC) ||
+	    sqlite3_bind_text(st, 5, c->config_sha256, -1, SQLITE_STATIC) ||
+	    sqlite3_bind_text(st, 6, c->verdict, -1, SQLITE_STATIC) ||
+	    sqlite3_bind_int64(st, 7, c->errors) ||
+	    sqlite3_bind_int64(st, 8, c->warnings) ||
+	    sqlite3_bind_int64(st, 9, c->infos) ||
+	    sqlite3_bind_text(st, 10, c->context_json, -1, SQLITE_STATIC) ||
+	    sqlite3_bind_text(st, 11, c->json, -1, SQLITE_STATIC) ||
+	    sqlite3_bind_blob64(st, 12, c->config, c->config_len,
+	    SQLITE_STATIC) ||
+	    (c->idem_key != NULL ? sqlite3_bind_text(st, 13, c->idem_key, -1,
+	    SQLITE_STATIC) : sqlite3_bind_null(st, 13)) ||
+	    sqlite3_bind_text(st, 14, c->body_sha256, -1, SQLITE_STATIC) ||
+	    sqlite3_step(st) != SQLITE_DONE) {
+		rv = db_fail(s->w.db, e, "insert check");
+		goto out;
+	}
+	for (i = 0; i < c->nfindings; i++) {
+		const struct store_finding *x = &c->findings[i];
+
+		sqlite3_reset(f);
+		if (sqlite3_bind_text(f, 1, c->id, -1, SQLITE_STATIC) ||
+		    sqlite3_bind_text(f, 2, x->rule, -1, SQLITE_STATIC) ||
+		    sqlite3_bind_text(f, 3, x->severity, -1, SQLITE_STATIC) ||
+		    sqlite3_bind_int64(f, 4, x->line) ||
+		    sqlite3_bind_text(f, 5, c->team, -1, SQLITE_STATIC) ||
+		    sqlite3_bind_text(f, 6, c->verdict, -1, SQLITE_STATIC) ||
+		    sqlite3_bind_int64(f, 7, c->created_at_ms) ||
+		    sqlite3_step(f) != SQLITE_DONE) {
+			rv = db_fail(s->w.db, e, "insert finding");
+			goto out;
+		}
+	}
+out:
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	sqlite3_reset(f);
+	sqlite3_clear_bindings(f);
+	return rv;
+}
+
+/* Run one batch of jobs on the writer connection. */
+static void
+run_batch(struct store_sqlite *s, struct job *list)
+{
+	sqlite3 *db = s->w.db;
+	struct job *j;
+	struct err e = { 0 };
+	bool any_put = false;
+
+	for (j = list; j != NULL; j = j->next) {
+		if (j->kind == JOB_PROBE) {
+			j->rv = sqlite3_step(s->w.beat) == SQLITE_DONE ? 0 :
+			    db_fail(db, j->e, "write probe");
+			sqlite3_reset(s->w.beat);
+		} else if (j->kind == JOB_PRUNE) {
+			if (sqlite3_bind_int64(s->w.prune, 1, j->cutoff_ms) ||
+			    sqlite3_bind_int(s->w.prune, 2, j->batch) ||
+			    sqlite3_step(s->w.prune) != SQLITE_DONE)
+				j->rv = db_fail(db, j->e, "prune");
+			else
+				j->deleted = sqlite3_changes(db);
+			sqlite3_reset(s->w.prune);
+		} else {
+			any_put = true;
+		}
+	}
+	if (!any_put)
+		return;
+	if (exec(db, "BEGIN IMMEDIATE", &e) != 0) {
+		for (j = list; j != NULL; j = j->next)
+			if (j->kind == JOB_PUT)
+				j->rv = err_set(j->e, ERR_STORE, NULL,
+				    "begin: %s", e.msg);
+		return;
+	}
+	for (j = list; j != NULL; j = j->next) {
+		if (j->kind != JOB_PUT)
+			continue;
+		if (sqlite3_exec(db, "SAVEPOINT one", NULL, NULL, NULL) !=
+		    SQLITE_OK) {
+			j->rv = db_fail(db, j->e, "savepoint");
+			continue;
+		}
+		j->rv = put_one(s, j->c, j->e);
+		if (j->rv != 0)
+			sqlite3_exec(db, "ROLLBACK TO one", NULL, NULL, NULL);
+		sqlite3_exec(db, "RELEASE one", NULL, NULL, NULL);
+	}
+	if (exec(db, "COMMIT", &e) != 0) {
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+		for (j = list; j != NULL; j = j->next)
+			if (j->kind == JOB_PUT && j->rv == 0)
+				j->rv = err_set(j->e, ERR_STORE, NULL,
+				    "commit: %s", e.msg);
+	}
+}
+
+static void *
+writer_loop(void *arg)
+{
+	struct store_sqlite *s = arg;
+
+	pthread_mutex_lock(&s->qmu);
+	for (;;) {
+		struct job *list, *j, *rest = NULL;
+		int n = 0;
+
+		while (s->head == NULL && !s->stop)
+			pthread_cond_wait(&s->qcv, &s->qmu);
+		if (s->head == NULL)
+			break;	/* stopping, and nothing left to write */
+		list = s->head;
+		for (j = list; j->next != NULL && ++n < BATCH_MAX; j = j->next)
+			;
+		rest = j->next;
+		j->next = NULL;
+		s->head = rest;
+		if (rest == NULL)
+			s->tail = NULL;
+		pthread_mutex_unlock(&s->qmu);
+		if (s->shared)
+			pthread_mutex_lock(&s->rmu);
+		run_batch(s, list);
+		if (s->shared)
+			pthread_mutex_unlock(&s->rmu);
+		pthread_mutex_lock(&s->qmu);
+		for (j = list; j != NULL; j = j->next) {
+			if (j->rv != 0)
+				s->write_errors++;
+			j->done = true;
+		}
+		pthread_cond_broadcast(&s->dcv);
+	}
+	pthread_mutex_unlock(&s->qmu);
+	return NULL;
+}
+
+/* Queue j for the writer and wait until it has run. */
+static int
+submit(struct store_sqlite *s, struct job *j)
+{
+	pthread_mutex_lock(&s->qmu);
+	if (s->stop) {
+		pthread_mutex_unlock(&s->qmu);
+		return err_set(j->e, ERR_STORE, NULL, "store is closing");
+	}
+	j->next = NULL;
+	if (s->tail == NULL)
+		s->head = j;
+	else
+		s->tail->next = j;
+	s->tail = j;
+	pthread_cond_signal(&s->qcv);
+	while (!j->done)
+		pthread_cond_wait(&s->dcv, &s->qmu);
+	pthread_mutex_unlock(&s->qmu);
+	return j->rv;
 }
 
 int
@@ -119,52 +395,88 @@ store_sqlite_open(struct store_sqlite **out, const char *path,
 	s = calloc(1, sizeof(*s));
 	if (s == NULL)
 		return err_set(e, ERR_NOMEM, NULL, "out of memory");
-	pthread_mutex_init(&s->mu, NULL);
-	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE |
-	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-		rv = err_set(e, ERR_STORE, NULL, "cannot open %s: %s", path,
-		    s->db != NULL ? sqlite3_errmsg(s->db) : "out of memory");
-		goto fail;
-	}
-	sqlite3_busy_timeout(s->db, 5000);
-	sqlite3_extended_result_codes(s->db, 1);
-	rv = exec(s, "PRAGMA foreign_keys = ON", e);
+	pthread_mutex_init(&s->rmu, NULL);
+	pthread_mutex_init(&s->qmu, NULL);
+	pthread_cond_init(&s->qcv, NULL);
+	pthread_cond_init(&s->dcv, NULL);
+	pthread_cond_init(&s->ccv, NULL);
+	s->shared = strcmp(path, ":memory:") == 0;
+	rv = open_conn(&s->w.db, path, e);
 	if (rv == 0)
-		rv = exec(s, "PRAGMA journal_mode = WAL", e);
+		rv = exec(s->w.db, "PRAGMA foreign_keys = ON", e);
+	if (rv == 0 && !s->shared)
+		rv = exec(s->w.db, "PRAGMA journal_mode = WAL", e);
 	if (rv == 0)
-		rv = exec(s, full_sync ? "PRAGMA synchronous = FULL" :
+		rv = exec(s->w.db, full_sync ? "PRAGMA synchronous = FULL" :
 		    "PRAGMA synchronous = NORMAL", e);
+	if (rv == 0 && !s->shared)
+		rv = exec(s->w.db, "PRAGMA wal_autocheckpoint = 0", e);
 	if (rv == 0)
 		rv = migrate(s, e);
 	if (rv == 0)
-		rv = prepare(s, &s->ins_check,
+		rv = prepare(s->w.db, &s->w.ins_check,
 		    "INSERT INTO checks (id, created_at, team, name, "
 		    "config_sha256, verdict, errors, warnings, infos, context, "
 		    "report, config, idem_key, body_sha256) VALUES "
 		    "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
 		    "?14)", e);
 	if (rv == 0)
-		rv = prepare(s, &s->ins_finding,
+		rv = prepare(s->w.db, &s->w.ins_finding,
 		    "INSERT INTO findings (check_id, rule, severity, line, "
 		    "team, verdict, created_at) VALUES (?1, ?2, ?3, ?4, ?5, "
 		    "?6, ?7)", e);
 	if (rv == 0)
-		rv = prepare(s, &s->get_check,
-		    "SELECT id, created_at, team, name, config_sha256, "
-		    "verdict, errors, warnings, infos, context, report, config, "
-		    "idem_key, body_sha256 FROM checks WHERE id = ?1 AND "
-		    "(?2 IS NULL OR team = ?2)", e);
+		rv = prepare(s->w.db, &s->w.beat,
+		    "UPDATE health SET beat = beat + 1 WHERE id = 1", e);
 	if (rv == 0)
-		rv = prepare(s, &s->get_idem,
+		rv = prepare(s->w.db, &s->w.prune,
+		    "DELETE FROM checks WHERE rowid IN (SELECT rowid FROM "
+		    "checks WHERE created_at < ?1 ORDER BY created_at "
+		    "LIMIT ?2)", e);
+	if (rv != 0)
+		goto fail;
+	if (s->shared) {
+		s->r.db = s->w.db;
+	} else {
+		rv = open_conn(&s->r.db, path, e);
+		if (rv == 0)
+			rv = open_conn(&s->ckpt_db, path, e);
+		/* A connection sees WAL mode once it has read the file. */
+		if (rv == 0)
+			rv = exec(s->ckpt_db, "PRAGMA journal_mode = WAL", e);
+		if (rv == 0)
+			rv = exec(s->r.db, "PRAGMA journal_mode = WAL", e);
+		if (rv != 0)
+			goto fail;
+		sqlite3_wal_hook(s->w.db, wal_hook, s);
+	}
+	rv = prepare(s->r.db, &s->r.get_check,
+	    "SELECT id, created_at, team, name, config_sha256, "
+	    "verdict, errors, warnings, infos, context, report, config, "
+	    "idem_key, body_sha256 FROM checks WHERE id = ?1 AND "
+	    "(?2 IS NULL OR team = ?2)", e);
+	if (rv == 0)
+		rv = prepare(s->r.db, &s->r.get_idem,
 		    "SELECT id, created_at, team, name, config_sha256, "
 		    "verdict, errors, warnings, infos, context, report, config, "
 		    "idem_key, body_sha256 FROM checks WHERE team = ?1 AND "
 		    "idem_key = ?2", e);
-	if (rv == 0)
-		rv = prepare(s, &s->beat,
-		    "UPDATE health SET beat = beat + 1 WHERE id = 1", e);
 	if (rv != 0)
 		goto fail;
+	if (pthread_create(&s->writer_thread, NULL, writer_loop, s) != 0) {
+		rv = err_set(e, ERR_STORE, NULL, "cannot start the writer");
+		goto fail;
+	}
+	s->writer_started = true;
+	if (!s->shared) {
+		if (pthread_create(&s->ckpt_thread, NULL, checkpoint_loop,
+		    s) != 0) {
+			rv = err_set(e, ERR_STORE, NULL,
+			    "cannot start the checkpointer");
+			goto fail;
+		}
+		s->ckpt_started = true;
+	}
 	*out = s;
 	return 0;
 fail:
@@ -179,18 +491,36 @@ store_sqlite_close(struct store_sqlite *s)
 
 	if (s == NULL)
 		return;
-	sqlite3_finalize(s->ins_check);
-	sqlite3_finalize(s->ins_finding);
-	sqlite3_finalize(s->get_check);
-	sqlite3_finalize(s->get_idem);
-	sqlite3_finalize(s->beat);
+	pthread_mutex_lock(&s->qmu);
+	s->stop = true;
+	pthread_cond_broadcast(&s->qcv);
+	pthread_cond_broadcast(&s->ccv);
+	pthread_mutex_unlock(&s->qmu);
+	/* The writer finishes what is queued before it exits. */
+	if (s->writer_started)
+		pthread_join(s->writer_thread, NULL);
+	if (s->ckpt_started)
+		pthread_join(s->ckpt_thread, NULL);
+	sqlite3_finalize(s->r.get_check);
+	sqlite3_finalize(s->r.get_idem);
 	for (i = 0; i < LIST_VARIANTS; i++)
-		sqlite3_finalize(s->list[i]);
-	sqlite3_finalize(s->stats[0]);
-	sqlite3_finalize(s->stats[1]);
-	/* sqlite3_close_v2 checkpoints WAL on the last connection. */
-	sqlite3_close_v2(s->db);
-	pthread_mutex_destroy(&s->mu);
+		sqlite3_finalize(s->r.list[i]);
+	sqlite3_finalize(s->r.stats[0]);
+	sqlite3_finalize(s->r.stats[1]);
+	sqlite3_finalize(s->w.ins_check);
+	sqlite3_finalize(s->w.ins_finding);
+	sqlite3_finalize(s->w.beat);
+	sqlite3_finalize(s->w.prune);
+	if (!s->shared)
+		sqlite3_close_v2(s->r.db);
+	sqlite3_close_v2(s->ckpt_db);
+	/* The last connection to close checkpoints the WAL away. */
+	sqlite3_close_v2(s->w.db);
+	pthread_cond_destroy(&s->qcv);
+	pthread_cond_destroy(&s->dcv);
+	pthread_cond_destroy(&s->ccv);
+	pthread_mutex_destroy(&s->qmu);
+	pthread_mutex_destroy(&s->rmu);
 	free(s);
 }
 
@@ -248,69 +578,13 @@ read_row(struct store_check *c, sqlite3_stmt *st, bool full,
 static int
 put_check(void *self, const struct store_check *c, struct err *e)
 {
-	struct store_sqlite *s = self;
-	sqlite3_stmt *st = s->ins_check, *f = s->ins_finding;
-	size_t i;
-	int rv = 0;
+	struct job j;
 
-	pthread_mutex_lock(&s->mu);
-	if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) !=
-	    SQLITE_OK) {
-		rv = db_fail(s, e, "begin");
-		goto out;
-	}
-	if (sqlite3_bind_text(st, 1, c->id, -1, SQLITE_STATIC) ||
-	    sqlite3_bind_int64(st, 2, c->created_at_ms) ||
-	    sqlite3_bind_text(st, 3, c->team, -1, SQLITE_STATIC) ||
-	    sqlite3_bind_text(st, 4, c->name, -1, SQLITE_STATIC) ||
-	    sqlite3_bind_text(st, 5, c->config_sha256, -1, SQLITE_STATIC) ||
-	    sqlite3_bind_text(st, 6, c->verdict, -1, SQLITE_STATIC) ||
-	    sqlite3_bind_int64(st, 7, c->errors) ||
-	    sqlite3_bind_int64(st, 8, c->warnings) ||
-	    sqlite3_bind_int64(st, 9, c->infos) ||
-	    sqlite3_bind_text(st, 10, c->context_json, -1, SQLITE_STATIC) ||
-	    sqlite3_bind_text(st, 11, c->json, -1, SQLITE_STATIC) ||
-	    sqlite3_bind_blob64(st, 12, c->config, c->config_len,
-	    SQLITE_STATIC) ||
-	    (c->idem_key != NULL ? sqlite3_bind_text(st, 13, c->idem_key, -1,
-	    SQLITE_STATIC) : sqlite3_bind_null(st, 13)) ||
-	    sqlite3_bind_text(st, 14, c->body_sha256, -1, SQLITE_STATIC) ||
-	    sqlite3_step(st) != SQLITE_DONE) {
-		rv = db_fail(s, e, "insert check");
-		goto rollback;
-	}
-	for (i = 0; i < c->nfindings; i++) {
-		const struct store_finding *x = &c->findings[i];
-
-		sqlite3_reset(f);
-		if (sqlite3_bind_text(f, 1, c->id, -1, SQLITE_STATIC) ||
-		    sqlite3_bind_text(f, 2, x->rule, -1, SQLITE_STATIC) ||
-		    sqlite3_bind_text(f, 3, x->severity, -1, SQLITE_STATIC) ||
-		    sqlite3_bind_int64(f, 4, x->line) ||
-		    sqlite3_bind_text(f, 5, c->team, -1, SQLITE_STATIC) ||
-		    sqlite3_bind_text(f, 6, c->verdict, -1, SQLITE_STATIC) ||
-		    sqlite3_bind_int64(f, 7, c->created_at_ms) ||
-		    sqlite3_step(f) != SQLITE_DONE) {
-			rv = db_fail(s, e, "insert finding");
-			goto rollback;
-		}
-	}
-	if (sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
-		rv = db_fail(s, e, "commit");
-		goto rollback;
-	}
-	goto out;
-rollback:
-	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-out:
-	if (rv != 0)
-		s->write_errors++;
-	sqlite3_reset(st);
-	sqlite3_clear_bindings(st);
-	sqlite3_reset(f);
-	sqlite3_clear_bindings(f);
-	pthread_mutex_unlock(&s->mu);
-	return rv;
+	memset(&j, 0, sizeof(j));
+	j.kind = JOB_PUT;
+	j.c = c;
+	j.e = e;
+	return submit(self, &j);
 }
 
 static int
@@ -322,7 +596,7 @@ get_one(struct store_sqlite *s, sqlite3_stmt *st, struct store_check *out,
 	if (rc == SQLITE_DONE)
 		rv = err_set(e, ERR_NOTFOUND, NULL, "no such check");
 	else if (rc != SQLITE_ROW)
-		rv = db_fail(s, e, "select check");
+		rv = db_fail(s->r.db, e, "select check");
 	else
 		rv = read_row(out, st, true, a, e);
 	sqlite3_reset(st);
@@ -335,17 +609,17 @@ get_check(void *self, struct store_check *out, const char *id,
     const char *team, struct arena *a, struct err *e)
 {
 	struct store_sqlite *s = self;
-	sqlite3_stmt *st = s->get_check;
+	sqlite3_stmt *st = s->r.get_check;
 	int rv;
 
-	pthread_mutex_lock(&s->mu);
+	pthread_mutex_lock(&s->rmu);
 	if (sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC) ||
 	    (team != NULL ? sqlite3_bind_text(st, 2, team, -1, SQLITE_STATIC)
 	    : sqlite3_bind_null(st, 2)))
-		rv = db_fail(s, e, "bind");
+		rv = db_fail(s->r.db, e, "bind");
 	else
 		rv = get_one(s, st, out, a, e);
-	pthread_mutex_unlock(&s->mu);
+	pthread_mutex_unlock(&s->rmu);
 	return rv;
 }
 
@@ -354,16 +628,16 @@ get_by_idem(void *self, struct store_check *out, const char *team,
     const char *key, struct arena *a, struct err *e)
 {
 	struct store_sqlite *s = self;
-	sqlite3_stmt *st = s->get_idem;
+	sqlite3_stmt *st = s->r.get_idem;
 	int rv;
 
-	pthread_mutex_lock(&s->mu);
+	pthread_mutex_lock(&s->rmu);
 	if (sqlite3_bind_text(st, 1, team, -1, SQLITE_STATIC) ||
 	    sqlite3_bind_text(st, 2, key, -1, SQLITE_STATIC))
-		rv = db_fail(s, e, "bind");
+		rv = db_fail(s->r.db, e, "bind");
 	else
 		rv = get_one(s, st, out, a, e);
-	pthread_mutex_unlock(&s->mu);
+	pthread_mutex_unlock(&s->rmu);
 	return rv;
 }
 
@@ -382,8 +656,8 @@ list_stmt(struct store_sqlite *s, unsigned mask, struct err *e)
 	char sql[1024];
 	size_t n;
 
-	if (s->list[mask] != NULL)
-		return s->list[mask];
+	if (s->r.list[mask] != NULL)
+		return s->r.list[mask];
 	n = (size_t)snprintf(sql, sizeof(sql),
 	    "SELECT id, created_at, team, name, config_sha256, verdict, "
 	    "errors, warnings, infos, context, report FROM checks "
@@ -408,9 +682,9 @@ list_stmt(struct store_sqlite *s, unsigned mask, struct err *e)
 		n += (size_t)snprintf(sql + n, sizeof(sql) - n,
 		    " AND created_at < ?7");
 	snprintf(sql + n, sizeof(sql) - n, " ORDER BY id DESC LIMIT ?8");
-	if (prepare(s, &s->list[mask], sql, e) != 0)
+	if (prepare(s->r.db, &s->r.list[mask], sql, e) != 0)
 		return NULL;
-	return s->list[mask];
+	return s->r.list[mask];
 }
 
 static int
@@ -438,7 +712,7 @@ list_checks(void *self, struct store_check **out, size_t *n,
 	items = ARENA_NEW(a, struct store_check, q->limit);
 	if (items == NULL)
 		return err_set(e, ERR_NOMEM, NULL, "out of memory");
-	pthread_mutex_lock(&s->mu);
+	pthread_mutex_lock(&s->rmu);
 	st = list_stmt(s, mask, e);
 	if (st == NULL) {
 		rv = ERR_STORE;
@@ -450,7 +724,7 @@ list_checks(void *self, struct store_check **out, size_t *n,
 	    (q->since_ms && sqlite3_bind_int64(st, 6, q->since_ms)) ||
 	    (q->until_ms && sqlite3_bind_int64(st, 7, q->until_ms)) ||
 	    sqlite3_bind_int64(st, 8, q->limit)) {
-		rv = db_fail(s, e, "bind");
+		rv = db_fail(s->r.db, e, "bind");
 		goto out;
 	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW && k < q->limit) {
@@ -460,13 +734,13 @@ list_checks(void *self, struct store_check **out, size_t *n,
 		k++;
 	}
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-		rv = db_fail(s, e, "list checks");
+		rv = db_fail(s->r.db, e, "list checks");
 out:
 	if (st != NULL) {
 		sqlite3_reset(st);
 		sqlite3_clear_bindings(st);
 	}
-	pthread_mutex_unlock(&s->mu);
+	pthread_mutex_unlock(&s->rmu);
 	if (rv == 0) {
 		*out = items;
 		*n = k;
@@ -487,22 +761,23 @@ rule_stats(void *self, struct store_rule_stat **out, size_t *n,
 
 	*out = NULL;
 	*n = 0;
-	pthread_mutex_lock(&s->mu);
-	if (s->stats[which] == NULL && prepare(s, &s->stats[which], which ?
+	pthread_mutex_lock(&s->rmu);
+	if (s->r.stats[which] == NULL && prepare(s->r.db, &s->r.stats[which],
+	    which ?
 	    "SELECT rule, verdict, count(*), count(DISTINCT check_id) "
 	    "FROM findings WHERE created_at >= ?1 AND team = ?2 "
 	    "GROUP BY rule, verdict ORDER BY rule, verdict" :
 	    "SELECT rule, verdict, count(*), count(DISTINCT check_id) "
 	    "FROM findings WHERE created_at >= ?1 "
 	    "GROUP BY rule, verdict ORDER BY rule, verdict", e) != 0) {
-		pthread_mutex_unlock(&s->mu);
+		pthread_mutex_unlock(&s->rmu);
 		return ERR_STORE;
 	}
-	st = s->stats[which];
+	st = s->r.stats[which];
 	if (sqlite3_bind_int64(st, 1, since_ms) ||
 	    (team != NULL && sqlite3_bind_text(st, 2, team, -1,
 	    SQLITE_STATIC))) {
-		rv = db_fail(s, e, "bind");
+		rv = db_fail(s->r.db, e, "bind");
 		goto out;
 	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -531,11 +806,11 @@ rule_stats(void *self, struct store_rule_stat **out, size_t *n,
 		k++;
 	}
 	if (rc != SQLITE_DONE)
-		rv = db_fail(s, e, "rule stats");
+		rv = db_fail(s->r.db, e, "rule stats");
 out:
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
-	pthread_mutex_unlock(&s->mu);
+	pthread_mutex_unlock(&s->rmu);
 	if (rv == 0) {
 		*out = items;
 		*n = k;
@@ -547,17 +822,15 @@ static int
 ready(void *self, struct err *e)
 {
 	struct store_sqlite *s = self;
-	int rv = 0;
+	struct job j;
 
-	pthread_mutex_lock(&s->mu);
 	if (s->version != migrations_count)
-		rv = err_set(e, ERR_STORE, NULL, "schema version %d, want %d",
+		return err_set(e, ERR_STORE, NULL, "schema version %d, want %d",
 		    s->version, migrations_count);
-	else if (sqlite3_step(s->beat) != SQLITE_DONE)
-		rv = db_fail(s, e, "write probe");
-	sqlite3_reset(s->beat);
-	pthread_mutex_unlock(&s->mu);
-	return rv;
+	memset(&j, 0, sizeof(j));
+	j.kind = JOB_PROBE;
+	j.e = e;
+	return submit(s, &j);
 }
 
 static void
@@ -568,47 +841,36 @@ info(void *self, struct store_info *out)
 	long long pages = 0, size = 0;
 
 	memset(out, 0, sizeof(*out));
-	pthread_mutex_lock(&s->mu);
-	if (sqlite3_prepare_v2(s->db, "SELECT page_count * page_size FROM "
+	pthread_mutex_lock(&s->rmu);
+	if (sqlite3_prepare_v2(s->r.db, "SELECT page_count * page_size FROM "
 	    "pragma_page_count(), pragma_page_size()", -1, &st, NULL) ==
 	    SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
 		size = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
 	(void)pages;
 	out->db_bytes = size;
-	out->write_errors = s->write_errors;
 	out->schema_version = s->version;
 	out->schema_latest = migrations_count;
-	pthread_mutex_unlock(&s->mu);
+	pthread_mutex_unlock(&s->rmu);
+	pthread_mutex_lock(&s->qmu);
+	out->write_errors = s->write_errors;
+	pthread_mutex_unlock(&s->qmu);
 }
 
 int
 store_sqlite_prune(struct store_sqlite *s, int64_t cutoff_ms, int batch,
     int *deleted, struct err *e)
 {
-	sqlite3_stmt *st = NULL;
-	int rv = 0;
+	struct job j;
+	int rv;
 
-	*deleted = 0;
-	pthread_mutex_lock(&s->mu);
-	if (sqlite3_prepare_v2(s->db, "DELETE FROM checks WHERE rowid IN "
-	    "(SELECT rowid FROM checks WHERE created_at < ?1 ORDER BY "
-	    "created_at LIMIT ?2)", -1, &st, NULL) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 1, cutoff_ms) ||
-	    sqlite3_bind_int(st, 2, batch)) {
-		rv = db_fail(s, e, "prepare prune");
-		goto out;
-	}
-	/* Autocommit: one short transaction per batch. */
-	if (sqlite3_step(st) != SQLITE_DONE) {
-		rv = db_fail(s, e, "prune");
-		s->write_errors++;
-		goto out;
-	}
-	*deleted = sqlite3_changes(s->db);
-out:
-	sqlite3_finalize(st);
-	pthread_mutex_unlock(&s->mu);
+	memset(&j, 0, sizeof(j));
+	j.kind = JOB_PRUNE;
+	j.cutoff_ms = cutoff_ms;
+	j.batch = batch;
+	j.e = e;
+	rv = submit(s, &j);
+	*deleted = j.deleted;
 	return rv;
 }
 

@@ -1,0 +1,413 @@
+/*
+ * server/http: libmicrohttpd (internal epoll thread) <-> api_handle().
+ *
+ * Request lifecycle:
+ *   uri_logger()        allocate struct req, keep the raw URI, start clock
+ *   on_request() #1     headers known: refuse an announced oversize body
+ *   on_request() #2..   body chunks, buffered up to max_body, then dropped
+ *   on_request() last   call the API, queue the response
+ *   on_completed()      free the arena and the body on every path
+ */
+#include "http.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "core/arena.h"
+#include "server/log.h"
+#include "server/metrics.h"
+
+struct http_server {
+	struct MHD_Daemon *d;
+	struct http_config cfg;
+	struct api_ctx *api;
+	struct metrics *m;
+	pthread_mutex_t mu;
+	unsigned in_flight;
+	uint16_t port;
+	bool quiesced;
+};
+
+struct req {
+	struct http_server *s;
+	struct arena arena;
+	char *uri;		/* raw request target, malloc'd */
+	char *body;		/* malloc'd, up to max_body bytes */
+	size_t len;
+	size_t cap;
+	bool too_large;		/* body went past max_body */
+	bool answered;		/* a response was queued */
+	struct timespec t0;
+	char request_id[72];
+};
+
+static double
+since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) +
+	    (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+static void *
+uri_logger(void *cls, const char *uri, struct MHD_Connection *c)
+{
+	struct http_server *s = cls;
+	struct req *r = calloc(1, sizeof(*r));
+
+	(void)c;
+	if (r == NULL)
+		return NULL;
+	r->s = s;
+	r->uri = strdup(uri != NULL ? uri : "/");
+	clock_gettime(CLOCK_MONOTONIC, &r->t0);
+	arena_init(&r->arena, s->cfg.request_memory);
+	pthread_mutex_lock(&s->mu);
+	s->in_flight++;
+	pthread_mutex_unlock(&s->mu);
+	return r;
+}
+
+static void
+on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
+    enum MHD_RequestTerminationCode toe)
+{
+	struct http_server *s = cls;
+	struct req *r = *req_cls;
+
+	(void)c;
+	(void)toe;
+	if (r == NULL)
+		return;
+	arena_fini(&r->arena);
+	free(r->body);
+	free(r->uri);
+	free(r);
+	*req_cls = NULL;
+	pthread_mutex_lock(&s->mu);
+	s->in_flight--;
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* A caller's X-Request-Id is echoed when it is 1-64 safe characters. */
+static bool
+valid_request_id(const char *v)
+{
+	size_t n, i;
+
+	if (v == NULL)
+		return false;
+	n = strlen(v);
+	if (n == 0 || n > 64)
+		return false;
+	for (i = 0; i < n; i++) {
+		char ch = v[i];
+
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		    (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' ||
+		    ch == '.' || ch == ':'))
+			return false;
+	}
+	return true;
+}
+
+static void
+set_request_id(struct req *r, struct MHD_Connection *c)
+{
+	const char *v = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+	    "X-Request-Id");
+	unsigned char rnd[12];
+	size_t i;
+
+	if (valid_request_id(v)) {
+		snprintf(r->request_id, sizeof(r->request_id), "%s", v);
+		return;
+	}
+	r->s->api->random(r->s->api->env, rnd, sizeof(rnd));
+	for (i = 0; i < sizeof(rnd); i++)
+		snprintf(r->request_id + 2 * i, 3, "%02x", rnd[i]);
+}
+
+static enum MHD_Result
+respond(struct req *r, struct MHD_Connection *c, const char *method,
+    struct api_resp *ar)
+{
+	struct MHD_Response *resp;
+	enum MHD_Result ok;
+	double secs;
+	int i;
+
+	resp = MHD_create_response_from_buffer(ar->body_len,
+	    ar->body != NULL ? ar->body : (char *)(uintptr_t)"",
+	    ar->body != NULL ? MHD_RESPMEM_MUST_FREE :
+	    MHD_RESPMEM_PERSISTENT);
+	if (resp == NULL) {
+		api_resp_fini(ar);
+		return MHD_NO;
+	}
+	ar->body = NULL;	/* MHD owns it now */
+	if (ar->content_type != NULL)
+		MHD_add_response_header(resp, "Content-Type",
+		    ar->content_type);
+	MHD_add_response_header(resp, "X-Request-Id", r->request_id);
+	MHD_add_response_header(resp, "Cache-Control", "no-store");
+	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	for (i = 0; i < ar->nheaders; i++)
+		if (ar->headers[i].value != NULL)
+			MHD_add_response_header(resp, ar->headers[i].name,
+			    ar->headers[i].value);
+	ok = MHD_queue_response(c, (unsigned)ar->status, resp);
+	MHD_destroy_response(resp);
+	r->answered = true;
+	secs = since(&r->t0);
+	metrics_request(r->s->m, ar->route, method, ar->status, secs);
+	if (ar->report != NULL && ar->status < 300)
+		metrics_check(r->s->m, ar->report);
+	log_json("info", json_pack("{s:s, s:s, s:s, s:i, s:f, s:s, s:s?}",
+	    "request_id", r->request_id, "method", method, "route",
+	    ar->route, "status", ar->status, "duration_ms", secs * 1e3,
+	    "team", r->s->cfg.team, "verdict", ar->verdict));
+	return ok;
+}
+
+static enum MHD_Result
+too_large(struct req *r, struct MHD_Connection *c, const char *method)
+{
+	struct api_resp ar;
+
+	memset(&ar, 0, sizeof(ar));
+	ar.route = "unmatched";
+	api_too_large(&ar, r->s->cfg.max_body);
+	return respond(r, c, method, &ar);
+}
+
+static enum MHD_Result
+on_request(void *cls, struct MHD_Connection *c, const char *url,
+    const char *method, const char *version, const char *upload_data,
+    size_t *upload_data_size, void **req_cls)
+{
+	struct http_server *s = cls;
+	struct req *r = *req_cls;
+	struct api_req ar;
+	struct api_resp resp;
+	char *q;
+
+	(void)url;
+	(void)version;
+	if (r == NULL)
+		return MHD_NO;	/* uri_logger could not allocate */
+	if (r->request_id[0] == '\0') {
+		const char *cl;
+
+		/* First call: headers are in, no body yet. */
+		set_request_id(r, c);
+		cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+		    MHD_HTTP_HEADER_CONTENT_LENGTH);
+		if (cl != NULL && strtoull(cl, NULL, 10) > s->cfg.max_body) {
+			/* Refuse before reading; MHD closes afterwards. */
+			r->too_large = true;
+			return too_large(r, c, method);
+		}
+		return MHD_YES;
+	}
+	if (*upload_data_size > 0) {
+		size_t n = *upload_data_size;
+
+		*upload_data_size = 0;
+		if (r->too_large || r->answered)
+			return MHD_YES;
+		if (n > s->cfg.max_body - r->len) {
+			/* Keep reading (and dropping) to the end, then 413. */
+			r->too_large = true;
+			free(r->body);
+			r->body = NULL;
+			r->len = r->cap = 0;
+			return MHD_YES;
+		}
+		if (r->len + n > r->cap) {
+			size_t cap = r->cap == 0 ? 16384 : r->cap;
+			char *nb;
+
+			while (cap < r->len + n)
+				cap *= 2;
+			if (cap > s->cfg.max_body)
+				cap = s->cfg.max_body;
+			nb = realloc(r->body, cap);
+			if (nb == NULL)
+				return MHD_NO;
+			r->body = nb;
+			r->cap = cap;
+		}
+		memcpy(r->body + r->len, upload_data, n);
+		r->len += n;
+		return MHD_YES;
+	}
+	if (r->answered)
+		return MHD_YES;
+	if (r->too_large)
+		return too_large(r, c, method);
+	memset(&ar, 0, sizeof(ar));
+	ar.method = method;
+	ar.path = r->uri;
+	q = strchr(r->uri, '?');
+	if (q != NULL) {
+		*q = '\0';
+		ar.query = q + 1;
+	} else {
+		ar.query = "";
+	}
+	ar.content_type = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+	    MHD_HTTP_HEADER_CONTENT_TYPE);
+	ar.idem_key = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+	    "Idempotency-Key");
+	ar.origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+	    "Origin");
+	ar.body = r->body;
+	ar.body_len = r->len;
+	ar.team = s->cfg.team;
+	ar.admin = true;
+	ar.arena = &r->arena;
+	api_handle(s->api, &ar, &resp);
+	return respond(r, c, method, &resp);
+}
+
+static void
+mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char msg[512];
+	size_t n;
+
+	(void)cls;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = strlen(msg);
+	while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
+		msg[--n] = '\0';
+	log_msg("warn", "libmicrohttpd: %s", msg);
+}
+
+/* Keep URIs raw: api/ decodes each path segment and query value. */
+static size_t
+no_unescape(void *cls, struct MHD_Connection *c, char *s)
+{
+	(void)cls;
+	(void)c;
+	return strlen(s);
+}
+
+int
+http_start(struct http_server **out, const struct http_config *cfg,
+    struct api_ctx *api, struct metrics *m, struct err *e)
+{
+	struct http_server *s;
+	struct sockaddr_storage ss;
+	socklen_t sslen;
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+	    MHD_USE_ITC | MHD_USE_ERROR_LOG;
+	const union MHD_DaemonInfo *info;
+
+	*out = NULL;
+	memset(&ss, 0, sizeof(ss));
+	if (inet_pton(AF_INET, cfg->host,
+	    &((struct sockaddr_in *)&ss)->sin_addr) == 1) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(cfg->port);
+		sslen = sizeof(*sin);
+	} else if (inet_pton(AF_INET6, cfg->host,
+	    &((struct sockaddr_in6 *)&ss)->sin6_addr) == 1) {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
+
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(cfg->port);
+		sslen = sizeof(*sin6);
+		flags |= MHD_USE_IPv6;
+	} else {
+		return err_set(e, ERR_INTERNAL, NULL,
+		    "listen address '%s' is not a numeric IPv4 or IPv6 "
+		    "address", cfg->host);
+	}
+	(void)sslen;
+	s = calloc(1, sizeof(*s));
+	if (s == NULL)
+		return err_set(e, ERR_NOMEM, NULL, "out of memory");
+	s->cfg = *cfg;
+	s->api = api;
+	s->m = m;
+	pthread_mutex_init(&s->mu, NULL);
+	s->d = MHD_start_daemon(flags, cfg->port, NULL, NULL, on_request, s,
+	    MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+	    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+	    MHD_OPTION_URI_LOG_CALLBACK, uri_logger, s,
+	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+	    MHD_OPTION_UNESCAPE_CALLBACK, no_unescape, NULL,
+	    MHD_OPTION_CONNECTION_LIMIT, cfg->conn_limit,
+	    MHD_OPTION_CONNECTION_TIMEOUT, cfg->conn_timeout,
+	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, cfg->conn_memory,
+	    MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u,
+	    MHD_OPTION_THREAD_POOL_SIZE, cfg->threads,
+	    MHD_OPTION_END);
+	if (s->d == NULL) {
+		pthread_mutex_destroy(&s->mu);
+		free(s);
+		return err_set(e, ERR_INTERNAL, NULL,
+		    "cannot listen on %s:%u (address in use, or not local)",
+		    cfg->host, cfg->port);
+	}
+	info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
+	s->port = info != NULL ? info->port : cfg->port;
+	*out = s;
+	return 0;
+}
+
+uint16_t
+http_port(const struct http_server *s)
+{
+	return s->port;
+}
+
+void
+http_quiesce(struct http_server *s)
+{
+	MHD_socket fd;
+
+	if (s->quiesced)
+		return;
+	fd = MHD_quiesce_daemon(s->d);
+	if (fd != MHD_INVALID_SOCKET)
+		close(fd);
+	s->quiesced = true;
+}
+
+unsigned
+http_in_flight(struct http_server *s)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&s->mu);
+	n = s->in_flight;
+	pthread_mutex_unlock(&s->mu);
+	return n;
+}
+
+void
+http_stop(struct http_server *s)
+{
+	if (s == NULL)
+		return;
+	MHD_stop_daemon(s->d);
+	pthread_mutex_destroy(&s->mu);
+	free(s);
+}

@@ -1,0 +1,50 @@
+/*
+ * server/http: libmicrohttpd glue.  Moves requests into api_handle() and
+ * responses back out, enforces the body limit, adds X-Request-Id, logs one
+ * JSON line per request and counts metrics.  A pool of epoll threads
+ * runs the handlers; the store serializes what must be serialized.
+ */
+#ifndef SERVER_HTTP_H
+#define SERVER_HTTP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api/api.h"
+#include "core/err.h"
+
+struct metrics;
+struct http_server;
+
+struct http_config {
+	const char *host;	/* numeric IPv4 or IPv6 address */
+	uint16_t port;		/* 0: any free port (see http_port) */
+	size_t max_body;	/* request body bytes; more -> 413 */
+	size_t request_memory;	/* arena budget per request */
+	unsigned conn_limit;	/* simultaneous connections */
+	unsigned conn_timeout;	/* seconds of inactivity before close */
+	size_t conn_memory;	/* MHD's per-connection buffer */
+	const char *team;	/* team of every request (no auth) */
+	unsigned threads;	/* request threads (libmicrohttpd pool) */
+};
+
+/*
+ * Start serving.  api and m are borrowed and must outlive the server.
+ * Errors: ERR_INTERNAL with the reason (address in use, bad address).
+ */
+int http_start(struct http_server **out, const struct http_config *cfg,
+    struct api_ctx *api, struct metrics *m, struct err *e);
+
+/* The port actually bound. */
+uint16_t http_port(const struct http_server *s);
+
+/* Stop accepting new connections; in-flight requests go on. */
+void http_quiesce(struct http_server *s);
+
+/* Requests started and not yet completed. */
+unsigned http_in_flight(struct http_server *s);
+
+/* Stop and free; NULL is a no-op. */
+void http_stop(struct http_server *s);
+
+#endif /* SERVER_HTTP_H */

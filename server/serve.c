@@ -1,0 +1,658 @@
+/*
+ * server/serve: the daemon process.
+ *
+ * Acquire, then serve: parse flags (each also a PREFLIGHT_* variable),
+ * refuse to start on any configuration error (all of them reported),
+ * open and migrate the store, block signals, start libmicrohttpd, then
+ * take signals with sigwait() in this thread.  SIGTERM/SIGINT: stop
+ * accepting, let in-flight requests finish (up to 10 s), close the store,
+ * exit 0.  SIGHUP: reopen the log file.
+ */
+#include "serve.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "api/api.h"
+#include "server/http.h"
+#include "server/log.h"
+#include "server/metrics.h"
+#include "server/store_sqlite.h"
+
+#define DRAIN_SECONDS 10
+
+struct serve_opts {
+	char host[64];
+	unsigned port;
+	const char *db;
+	const char *auth;
+	size_t max_body;
+	size_t request_memory;
+	long retain_days;
+	bool full_sync;
+	bool insecure_no_auth;
+	const char *log_path;
+	const char *cors[16];
+	size_t ncors;
+	unsigned conn_limit;
+	unsigned conn_timeout;
+	unsigned threads;
+	bool check_only;	/* -n: check the configuration and exit */
+};
+
+struct env {
+	struct store_sqlite *store;
+	struct metrics *m;
+};
+
+static int64_t
+now_ms(void *env)
+{
+	struct timespec ts;
+
+	(void)env;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void
+random_bytes(void *env, void *buf, size_t n)
+{
+	unsigned char *p = buf;
+
+	(void)env;
+	while (n > 0) {
+		ssize_t got = getrandom(p, n, 0);
+
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			/* getrandom cannot fail on Linux >= 3.17; be loud. */
+			log_msg("error", "getrandom failed: %s",
+			    strerror(errno));
+			abort();
+		}
+		p += got;
+		n -= (size_t)got;
+	}
+}
+
+static int
+render_metrics(void *envp, char **out, size_t *len)
+{
+	struct env *env = envp;
+	struct store store = store_sqlite_iface(env->store);
+	struct store_info si;
+
+	store.ops->info(store.self, &si);
+	return metrics_render(env->m, &si, out, len);
+}
+
+/* "1MiB", "512KiB", "65536": bytes; -1 if malformed or out of range. */
+static int
+parse_size(size_t *out, const char *s)
+{
+	char *end;
+	unsigned long long v;
+	unsigned long long mul = 1;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0 || end == s)
+		return -1;
+	if (strcmp(end, "") == 0 || strcmp(end, "B") == 0)
+		mul = 1;
+	else if (strcmp(end, "KiB") == 0 || strcmp(end, "K") == 0)
+		mul = 1024;
+	else if (strcmp(end, "MiB") == 0 || strcmp(end, "M") == 0)
+		mul = 1024 * 1024;
+	else if (strcmp(end, "GiB") == 0 || strcmp(end, "G") == 0)
+		mul = 1024ULL * 1024 * 1024;
+	else
+		return -1;
+	if (v == 0 || v > (64ULL << 30) / mul)
+		return -1;
+	*out = (size_t)(v * mul);
+	return 0;
+}
+
+/* "127.0.0.1:8080", "[::1]:8080", ":8080" -> host and port. */
+static int
+parse_listen(struct serve_opts *o, const char *s)
+{
+	const char *colon;
+	char *end;
+	unsigned long port;
+	size_t hl;
+
+	if (s[0] == '[') {
+		const char *rb = strchr(s, ']');
+
+		if (rb == NULL || rb[1] != ':')
+			return -1;
+		hl = (size_t)(rb - s - 1);
+		if (hl == 0 || hl >= sizeof(o->host))
+			return -1;
+		memcpy(o->host, s + 1, hl);
+		o->host[hl] = '\0';
+		colon = rb + 1;
+	} else {
+		colon = strrchr(s, ':');
+		if (colon == NULL)
+			return -1;
+		hl = (size_t)(colon - s);
+		if (hl >= sizeof(o->host))
+			return -1;
+		memcpy(o->host, s, hl);
+		o->host[hl] = '\0';
+		if (hl == 0)
+			snprintf(o->host, sizeof(o->host), "127.0.0.1");
+	}
+	errno = 0;
+	port = strtoul(colon + 1, &end, 10);
+	if (errno != 0 || end == colon + 1 || *end != '\0' || port > 65535)
+		return -1;
+	o->port = (unsigned)port;
+	return 0;
+}
+
+static bool
+is_loopback(const char *host)
+{
+	struct in_addr a4;
+	struct in6_addr a6;
+
+	if (inet_pton(AF_INET, host, &a4) == 1)
+		return (ntohl(a4.s_addr) >> 24) == 127;
+	if (inet_pton(AF_INET6, host, &a6) == 1)
+		return IN6_IS_ADDR_LOOPBACK(&a6);
+	return false;
+}
+
+static void
+serve_usage(FILE *out)
+{
+	fprintf(out,
+	    "usage: preflight serve [-n] [--listen ADDR:PORT] [--db FILE] "
+	    "[--auth none|token]\n"
+	    "                       [--max-body SIZE] [--request-memory SIZE] "
+	    "[--retain-days N]\n"
+	    "                       [--durability normal|full] "
+	    "[--cors-origin ORIGIN]... [--log FILE]\n"
+	    "                       [--max-connections N] "
+	    "[--connection-timeout SECONDS] [--threads N]\n"
+	    "                       [--insecure-no-auth]\n"
+	    "Each flag can also be set as PREFLIGHT_<FLAG> (e.g. "
+	    "PREFLIGHT_LISTEN, PREFLIGHT_DB).\n");
+}
+
+enum {
+	OPT_LISTEN = 1000, OPT_DB, OPT_AUTH, OPT_MAX_BODY, OPT_REQ_MEM,
+	OPT_RETAIN, OPT_DURABILITY, OPT_CORS, OPT_LOG, OPT_MAXCONN,
+	OPT_TIMEOUT, OPT_INSECURE, OPT_POLICY, OPT_THREADS
+};
+
+/* Apply one option; errors are counted and printed, not fatal here. */
+static int
+apply(struct serve_opts *o, int opt, const char *v, const char *src)
+{
+	long n;
+	char *end;
+
+	switch (opt) {
+	case OPT_LISTEN:
+		if (parse_listen(o, v) == 0)
+			return 0;
+		fprintf(stderr, "preflight serve: %s: '%s' is not ADDR:PORT "
+		    "(e.g. 127.0.0.1:8080)\n", src, v);
+		return -1;
+	case OPT_DB:
+		o->db = v;
+		return 0;
+	case OPT_AUTH:
+		if (strcmp(v, "none") == 0) {
+			o->auth = v;
+			return 0;
+		}
+		if (strcmp(v, "token") == 0) {
+			fprintf(stderr, "preflight serve: %s: token auth is "
+			    "not available yet (issue #5); use --auth none "
+			    "on a loopback address\n", src);
+			return -1;
+		}
+		fprintf(stderr, "preflight serve: %s: must be none or token, "
+		    "got '%s'\n", src, v);
+		return -1;
+	case OPT_MAX_BODY:
+	case OPT_REQ_MEM:
+		if (parse_size(opt == OPT_MAX_BODY ? &o->max_body :
+		    &o->request_memory, v) == 0)
+			return 0;
+		fprintf(stderr, "preflight serve: %s: '%s' is not a size "
+		    "(e.g. 1MiB, 512KiB, 65536)\n", src, v);
+		return -1;
+	case OPT_RETAIN:
+		errno = 0;
+		n = strtol(v, &end, 10);
+		if (errno == 0 && end != v && *end == '\0' && n >= 0 &&
+		    n <= 36500) {
+			o->retain_days = n;
+			return 0;
+		}
+		fprintf(stderr, "preflight serve: %s: must be a number of "
+		    "days from 0 (keep all) to 36500, got '%s'\n", src, v);
+		return -1;
+	case OPT_DURABILITY:
+		if (strcmp(v, "normal") == 0 || strcmp(v, "full") == 0) {
+			o->full_sync = strcmp(v, "full") == 0;
+			return 0;
+		}
+		fprintf(stderr, "preflight serve: %s: must be normal or full, "
+		    "got '%s'\n", src, v);
+		return -1;
+	case OPT_CORS:
+		if (o->ncors < sizeof(o->cors) / sizeof(o->cors[0]) &&
+		    (strncmp(v, "http://", 7) == 0 ||
+		    strncmp(v, "https://", 8) == 0)) {
+			o->cors[o->ncors++] = v;
+			return 0;
+		}
+		fprintf(stderr, "preflight serve: %s: '%s' is not an origin "
+		    "like https://form.example.com (at most 16)\n", src, v);
+		return -1;
+	case OPT_LOG:
+		o->log_path = v;
+		return 0;
+	case OPT_MAXCONN:
+	case OPT_TIMEOUT:
+	case OPT_THREADS:
+		errno = 0;
+		n = strtol(v, &end, 10);
+		if (errno == 0 && end != v && *end == '\0' && n >= 1 &&
+		    n <= (opt == OPT_THREADS ? 64 : 100000)) {
+			if (opt == OPT_MAXCONN)
+				o->conn_limit = (unsigned)n;
+			else if (opt == OPT_TIMEOUT)
+				o->conn_timeout = (unsigned)n;
+			else
+				o->threads = (unsigned)n;
+			return 0;
+		}
+		fprintf(stderr, "preflight serve: %s: must be from 1 to "
+		    "%d, got '%s'\n", src, opt == OPT_THREADS ? 64 : 100000, v);
+		return -1;
+	case OPT_INSECURE:
+		o->insecure_no_auth = true;
+		return 0;
+	case OPT_POLICY:
+		fprintf(stderr, "preflight serve: %s: policies arrive with "
+		    "the rule core (issue #3)\n", src);
+		return -1;
+	}
+	return -1;
+}
+
+static const struct option serve_longopts[] = {
+	{ "listen", required_argument, NULL, OPT_LISTEN },
+	{ "db", required_argument, NULL, OPT_DB },
+	{ "auth", required_argument, NULL, OPT_AUTH },
+	{ "max-body", required_argument, NULL, OPT_MAX_BODY },
+	{ "request-memory", required_argument, NULL, OPT_REQ_MEM },
+	{ "retain-days", required_argument, NULL, OPT_RETAIN },
+	{ "durability", required_argument, NULL, OPT_DURABILITY },
+	{ "cors-origin", required_argument, NULL, OPT_CORS },
+	{ "log", required_argument, NULL, OPT_LOG },
+	{ "max-connections", required_argument, NULL, OPT_MAXCONN },
+	{ "connection-timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "insecure-no-auth", no_argument, NULL, OPT_INSECURE },
+	{ "policy", required_argument, NULL, OPT_POLICY },
+	{ "threads", required_argument, NULL, OPT_THREADS },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 }
+};
+
+/* PREFLIGHT_<FLAG> for every flag; flags given on the command line win. */
+static int
+apply_env(struct serve_opts *o)
+{
+	const struct option *lo;
+	int bad = 0;
+
+	for (lo = serve_longopts; lo->name != NULL; lo++) {
+		char var[64];
+		const char *v;
+		size_t i;
+
+		if (lo->val == 'h')
+			continue;
+		snprintf(var, sizeof(var), "PREFLIGHT_%s", lo->name);
+		for (i = 10; var[i] != '\0'; i++)
+			var[i] = var[i] == '-' ? '_' : (char)(var[i] >= 'a' &&
+			    var[i] <= 'z' ? var[i] - 32 : var[i]);
+		v = getenv(var);
+		if (v == NULL || *v == '\0')
+			continue;
+		if (lo->val == OPT_CORS) {
+			/* A comma-separated list. */
+			char *copy = strdup(v), *save = NULL, *tok;
+
+			if (copy == NULL)
+				return -1;
+			for (tok = strtok_r(copy, ",", &save); tok != NULL;
+			    tok = strtok_r(NULL, ",", &save))
+				bad |= apply(o, OPT_CORS, strdup(tok), var);
+			free(copy);
+			continue;
+		}
+		if (lo->has_arg == no_argument) {
+			if (strcmp(v, "1") == 0 || strcmp(v, "true") == 0)
+				bad |= apply(o, lo->val, v, var);
+			continue;
+		}
+		bad |= apply(o, lo->val, v, var);
+	}
+	return bad;
+}
+
+static int
+parse_opts(struct serve_opts *o, int argc, char **argv)
+{
+	int c, bad;
+
+	memset(o, 0, sizeof(*o));
+	snprintf(o->host, sizeof(o->host), "127.0.0.1");
+	o->port = 8080;
+	o->db = "data/preflight.db";
+	o->auth = "none";
+	o->max_body = 1 << 20;
+	o->request_memory = (size_t)64 << 20;
+	o->conn_limit = 1000;
+	o->conn_timeout = 30;
+	o->threads = 4;
+	bad = apply_env(o);
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "nh", serve_longopts, NULL)) !=
+	    -1) {
+		if (c == 'h') {
+			serve_usage(stdout);
+			exit(0);
+		}
+		if (c == 'n') {
+			o->check_only = true;
+			continue;
+		}
+		if (c == '?') {
+			bad = -1;
+			continue;
+		}
+		bad |= apply(o, c, optarg, argv[optind - 1]);
+	}
+	if (optind < argc) {
+		fprintf(stderr, "preflight serve: unexpected argument '%s'\n",
+		    argv[optind]);
+		bad = -1;
+	}
+	if (strcmp(o->auth, "none") == 0 && !is_loopback(o->host) &&
+	    !o->insecure_no_auth) {
+		fprintf(stderr, "preflight serve: refusing to serve without "
+		    "authentication on %s, which is not a loopback address; "
+		    "listen on 127.0.0.1, or pass --insecure-no-auth\n",
+		    o->host);
+		bad = -1;
+	}
+	if (bad != 0)
+		serve_usage(stderr);
+	return bad;
+}
+
+/* mkdir -p the folder holding path (data/ for the default database). */
+static void
+make_parent(const char *path)
+{
+	char dir[1024];
+	char *slash;
+	size_t i;
+
+	if (strcmp(path, ":memory:") == 0 || strlen(path) >= sizeof(dir))
+		return;
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash == NULL || slash == dir)
+		return;
+	*slash = '\0';
+	for (i = 1; dir[i] != '\0'; i++)
+		if (dir[i] == '/') {
+			dir[i] = '\0';
+			mkdir(dir, 0750);
+			dir[i] = '/';
+		}
+	mkdir(dir, 0750);
+}
+
+/* ---- retention ------------------------------------------------------ */
+
+struct pruner {
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool stop;
+	struct store_sqlite *store;
+	long days;
+};
+
+static void *
+prune_loop(void *arg)
+{
+	struct pruner *p = arg;
+
+	pthread_mutex_lock(&p->mu);
+	while (!p->stop) {
+		struct timespec until;
+		int deleted = 0, total = 0;
+
+		pthread_mutex_unlock(&p->mu);
+		do {
+			struct err e = { 0 };
+			int64_t cutoff = now_ms(NULL) - (int64_t)p->days *
+			    86400000;
+
+			if (store_sqlite_prune(p->store, cutoff, 500,
+			    &deleted, &e) != 0) {
+				log_msg("warn", "retention: %s", e.msg);
+				break;
+			}
+			total += deleted;
+			if (deleted > 0)
+				usleep(20000);	/* let requests in */
+		} while (deleted > 0 && !p->stop);
+		if (total > 0)
+			log_msg("info", "retention: deleted %d checks older "
+			    "than %ld days", total, p->days);
+		pthread_mutex_lock(&p->mu);
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += 60;
+		while (!p->stop && pthread_cond_timedwait(&p->cv, &p->mu,
+		    &until) != ETIMEDOUT)
+			;
+	}
+	pthread_mutex_unlock(&p->mu);
+	return NULL;
+}
+
+/* ---- main loop ------------------------------------------------------ */
+
+int
+serve_main(int argc, char **argv)
+{
+	struct serve_opts o;
+	struct env env = { NULL, NULL };
+	struct api_ctx api;
+	struct http_server *http = NULL;
+	struct http_config hc;
+	struct pruner pr;
+	bool pruning = false, api_ready = false;
+	struct err e = { 0 };
+	sigset_t set;
+	int sig, code = 1;
+
+	if (parse_opts(&o, argc, argv) != 0)
+		return 2;
+	if (log_open(o.log_path) != 0) {
+		fprintf(stderr, "preflight serve: cannot open log %s: %s\n",
+		    o.log_path, strerror(errno));
+		return 2;
+	}
+	make_parent(o.db);
+	if (store_sqlite_open(&env.store, o.db, o.full_sync, &e) != 0) {
+		fprintf(stderr, "preflight serve: %s: %s\n", o.db, e.msg);
+		return 1;
+	}
+	if (o.check_only) {
+		printf("configuration OK\n");
+		store_sqlite_close(env.store);
+		return 0;
+	}
+	env.m = metrics_new();
+	if (env.m == NULL)
+		goto out;
+	api_ctx_init(&api);
+	api_ready = true;
+	api.store = store_sqlite_iface(env.store);
+	limits_default(&api.lim);
+	api.lim.max_bytes = o.max_body;
+	api.max_body = o.max_body;
+	api.cors_origins = o.cors;
+	api.ncors = o.ncors;
+	api.env = &env;
+	api.now_ms = now_ms;
+	api.random = random_bytes;
+	api.metrics = render_metrics;
+
+	/* Signals are taken by sigwait here; every thread inherits this. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	memset(&hc, 0, sizeof(hc));
+	hc.host = o.host;
+	hc.port = (uint16_t)o.port;
+	hc.max_body = o.max_body;
+	hc.request_memory = o.request_memory;
+	hc.conn_limit = o.conn_limit;
+	hc.conn_timeout = o.conn_timeout;
+	hc.conn_memory = 64 * 1024;
+	hc.team = "default";
+	hc.threads = o.threads;
+	if (http_start(&http, &hc, &api, env.m, &e) != 0) {
+		fprintf(stderr, "preflight serve: %s\n", e.msg);
+		goto out;
+	}
+	if (o.retain_days > 0) {
+		memset(&pr, 0, sizeof(pr));
+		pthread_mutex_init(&pr.mu, NULL);
+		pthread_cond_init(&pr.cv, NULL);
+		pr.store = env.store;
+		pr.days = o.retain_days;
+		pruning = pthread_create(&pr.thread, NULL, prune_loop, &pr) ==
+		    0;
+	}
+	log_json("info", json_pack("{s:s, s:s, s:i, s:s, s:s, s:I}",
+	    "msg", "listening", "host", o.host, "port", http_port(http),
+	    "db", o.db, "durability", o.full_sync ? "full" : "normal",
+	    "max_body", (json_int_t)o.max_body));
+	for (;;) {
+		if (sigwait(&set, &sig) != 0)
+			continue;
+		if (sig == SIGHUP) {
+			if (log_reopen() != 0)
+				log_msg("error", "cannot reopen the log");
+			log_msg("info", "SIGHUP: log reopened");
+			continue;
+		}
+		break;
+	}
+	log_msg("info", "%s: draining", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+	http_quiesce(http);
+	{
+		struct timespec t0, t;
+
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		while (http_in_flight(http) > 0) {
+			clock_gettime(CLOCK_MONOTONIC, &t);
+			if (t.tv_sec - t0.tv_sec >= DRAIN_SECONDS) {
+				log_msg("warn", "drain timeout: %u requests "
+				    "cut off", http_in_flight(http));
+				break;
+			}
+			usleep(10000);
+		}
+	}
+	code = 0;
+out:
+	if (pruning) {
+		pthread_mutex_lock(&pr.mu);
+		pr.stop = true;
+		pthread_cond_signal(&pr.cv);
+		pthread_mutex_unlock(&pr.mu);
+		pthread_join(pr.thread, NULL);
+		pthread_cond_destroy(&pr.cv);
+		pthread_mutex_destroy(&pr.mu);
+	}
+	http_stop(http);
+	store_sqlite_close(env.store);
+	metrics_free(env.m);
+	if (api_ready)
+		api_ctx_fini(&api);
+	if (code == 0)
+		log_msg("info", "stopped");
+	log_close();
+	return code;
+}
+
+int
+migrate_main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "db", required_argument, NULL, 'd' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct store_sqlite *s;
+	struct err e = { 0 };
+	const char *db = getenv("PREFLIGHT_DB");
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		if (c != 'd') {
+			fprintf(stderr, "usage: preflight migrate --db FILE\n");
+			return 2;
+		}
+		db = optarg;
+	}
+	if (db == NULL || optind < argc) {
+		fprintf(stderr, "usage: preflight migrate --db FILE\n");
+		return 2;
+	}
+	make_parent(db);
+	if (store_sqlite_open(&s, db, false, &e) != 0) {
+		fprintf(stderr, "preflight migrate: %s: %s\n", db, e.msg);
+		return 1;
+	}
+	printf("%s: schema version %d\n", db, store_sqlite_version(s));
+	store_sqlite_close(s);
+	return 0;
+}
