@@ -4,6 +4,7 @@
 #   make lint       banned functions, core/ purity
 #   make deps       install missing Debian packages (apt-get as root)
 #   make clean
+#   make run        build and start the daemon on 127.0.0.1:8080, data/
 # Variables: B (build dir), OPT, SAN, CC, SHARED (the shared/ folder).
 
 CC     ?= cc
@@ -39,7 +40,7 @@ MIGRATIONS = $(sort $(wildcard migrations/[0-9][0-9][0-9][0-9]_*.sql))
 TESTS      = $(patsubst tests/%.c,%,$(wildcard tests/test_*.c))
 TEST_BINS  = $(addprefix $(B)/tests/,$(TESTS))
 
-.PHONY: all deps test run-tests lint clean
+.PHONY: all deps test run-tests lint clean run
 .SECONDARY:
 
 all: deps
@@ -123,11 +124,19 @@ run-tests: $(B)/preflight $(TEST_BINS)
 	for t in $(TEST_BINS); do echo "== $$t"; $$t; done; \
 	echo "== tests/report_schema.py"; \
 	$(PYTHON) tests/report_schema.py $(B)/preflight $(SHARED); \
+	echo "== tests/http_integration.py"; \
+	$(PYTHON) tests/http_integration.py $(B)/preflight $(SHARED); \
+	echo "== tests/crash_recovery.py"; \
+	$(PYTHON) tests/crash_recovery.py $(B)/preflight $(SHARED) 3; \
 	if [ -x build/preflight ]; then \
 		echo "== hostile inputs, release binary, 100 ms each"; \
 		PREFLIGHT_BIN=build/preflight HOSTILE_MAX_MS=100 \
 		    $(B)/tests/test_hostile; fi; \
 	echo "== all test suites passed"
+
+run: all
+	@mkdir -p data
+	$(B)/preflight serve --listen 127.0.0.1:8080 --db data/preflight.db
 
 BANNED = strcpy|strcat|sprintf|vsprintf|gets|atoi|atol|atof|strtok|alloca
 lint:

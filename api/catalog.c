@@ -213,13 +213,16 @@ h_keys(struct api_ctx *ctx, const struct api_req *req,
 	items = json_array();
 	for (i = 0; i < keys_table_len; i++) {
 		const struct key_def *k = &keys_table[i];
-		json_t *def = json_loads(k->def, JSON_DECODE_ANY, NULL);
+		/* No default in the table: a default_factory; say null. */
+		json_t *def = k->def != NULL ? json_loads(k->def,
+		    JSON_DECODE_ANY, NULL) : json_null();
 		json_t *allowed = literal_values(k->type);
 
 		json_array_append_new(items, json_pack(
 		    "{s:s, s:s, s:o, s:o, s:o, s:o, s:o}",
 		    "key", k->key, "type", k->type,
-		    "default", def != NULL ? def : json_string(k->def),
+		    "default", def != NULL ? def : json_string(k->def != NULL ?
+		    k->def : ""),
 		    "allowed", allowed != NULL ? allowed : json_null(),
 		    "alias", k->alias != NULL ? json_string(k->alias) :
 		    json_null(),

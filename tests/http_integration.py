@@ -1,0 +1,317 @@
+#!/usr/bin/env python3
+"""HTTP integration tests: a real `preflight serve` on an ephemeral port.
+
+Covers every route, both body types, pagination across pages while checks
+are being inserted, history and diff, every error status, X-Request-Id,
+CORS, and SIGTERM draining (an in-flight request completes).
+
+Usage: tests/http_integration.py PREFLIGHT_BIN SHARED_DIR
+Prints 'N passed, N failed'; exits non-zero on any failure.
+"""
+import http.client
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+
+BIN, SHARED = sys.argv[1], sys.argv[2]
+EXAMPLE = os.path.join(SHARED, "corpus", "axolotl", "examples", "llama-3",
+                       "qlora-fsdp-70b.yaml")
+passed = failed = 0
+
+
+def check(name, ok, detail=""):
+    global passed, failed
+    if ok:
+        passed += 1
+        print("ok   %s" % name)
+    else:
+        failed += 1
+        print("FAIL %s %s" % (name, str(detail)[:500]))
+
+
+class Server:
+    def __init__(self, *args, db=None):
+        self.dir = tempfile.mkdtemp(prefix="preflight-it-")
+        self.db = db or os.path.join(self.dir, "p.db")
+        self.log = open(os.path.join(self.dir, "log"), "w+")
+        self.proc = subprocess.Popen(
+            [BIN, "serve", "--listen", "127.0.0.1:0", "--db", self.db] +
+            list(args), stdout=subprocess.DEVNULL, stderr=self.log)
+        self.port = None
+        deadline = time.time() + 10
+        while time.time() < deadline and self.port is None:
+            self.log.seek(0)
+            for line in self.log:
+                if '"listening"' in line:
+                    self.port = json.loads(line)["port"]
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.02)
+        if self.port is None:
+            self.log.seek(0)
+            raise RuntimeError("server did not start: " + self.log.read())
+
+    def request(self, method, path, body=None, headers=None, timeout=10):
+        c = http.client.HTTPConnection("127.0.0.1", self.port,
+                                       timeout=timeout)
+        if isinstance(body, str):
+            body = body.encode()
+        c.request(method, path, body=body, headers=headers or {})
+        r = c.getresponse()
+        data = r.read()
+        c.close()
+        try:
+            j = json.loads(data) if data else None
+        except ValueError:
+            j = None
+        return r.status, dict((k.lower(), v) for k, v in r.getheaders()), \
+            j, data
+
+    def post_yaml(self, yaml, query=""):
+        return self.request("POST", "/v1/checks" + query, yaml,
+                            {"Content-Type": "application/yaml"})
+
+    def stop(self, sig=signal.SIGTERM):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+        return self.proc.returncode
+
+    def cleanup(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def is_problem(status, headers, j, want):
+    return (status == want and
+            headers.get("content-type") == "application/problem+json" and
+            isinstance(j, dict) and j.get("status") == want and
+            "title" in j and "detail" in j and "type" in j)
+
+
+def main():
+    ok_yaml = open(EXAMPLE).read()
+    dup_yaml = "base_model: x\nsequence_len: 1\nsequence_len: 2\n"
+    s = Server("--max-body", "64KiB", "--cors-origin",
+               "https://form.example")
+    try:
+        st, h, j, _ = s.request("GET", "/healthz")
+        check("GET /healthz", st == 200 and j == {"status": "ok"})
+        st, h, j, _ = s.request("GET", "/readyz")
+        check("GET /readyz", st == 200 and j["status"] == "ready")
+
+        # Both body types.
+        st, h, j, _ = s.post_yaml(ok_yaml, "?gpus=8&gpu=h100&name=a.yaml")
+        check("POST yaml -> 201 with Location", st == 201 and
+              h.get("location") == "/v1/checks/" + j["id"], (st, j))
+        first = j["id"]
+        body = json.dumps({"config": dup_yaml, "context": {"gpus": 2},
+                           "name": "a.yaml", "labels": {"ci": "yes"}})
+        st, h, j, _ = s.request("POST", "/v1/checks", body,
+                                {"Content-Type": "application/json"})
+        check("POST json -> 201", st == 201 and j["verdict"] == "warn" and
+              j["labels"] == {"ci": "yes"}, (st, j))
+        second = j["id"]
+        st, h, j, _ = s.request("GET", "/v1/checks/" + second)
+        check("GET /v1/checks/{id}", st == 200 and j["id"] == second)
+        st, h, j, _ = s.post_yaml(ok_yaml, "?dry_run=true")
+        check("dry_run -> 200 report", st == 200 and "id" not in j)
+
+        # History and diff.
+        st, h, j, _ = s.request("GET", "/v1/configs/a.yaml/checks")
+        check("history", st == 200 and [i["id"] for i in j["items"]] ==
+              [second, first] and j["items"][0]["previous_id"] == first and
+              len(j["items"][0]["changes"]["findings_added"]) == 1, j)
+        st, h, j, _ = s.request(
+            "GET", "/v1/checks/%s/diff?against=%s" % (second, first))
+        check("diff", st == 200 and j["verdict"] == {"from": "pass",
+              "to": "warn"} and j["config_changed"] is True, j)
+        st, h, j, _ = s.request("GET", "/v1/stats/rules?since=2020-01-01")
+        check("stats", st == 200 and j["items"][0]["rule"] ==
+              "schema.duplicate_key", j)
+        st, h, j, _ = s.request("POST", "/v1/estimate", ok_yaml,
+                                {"Content-Type": "application/yaml"})
+        check("estimate", st == 200 and "estimate" in j and
+              j["context"]["gpus"] == 1, j)
+        for path in ("/v1/rules", "/v1/rules/schema.duplicate_key",
+                     "/v1/catalog/gpus", "/v1/catalog/models", "/v1/keys"):
+            st, h, j, _ = s.request("GET", path)
+            check("GET " + path, st == 200 and isinstance(j, dict))
+        st, h, _, data = s.request("GET", "/metrics")
+        text = data.decode()
+        check("metrics", st == 200 and all(
+            m in text for m in ("http_requests_total{",
+                                "http_request_duration_seconds_bucket{",
+                                "preflight_checks_total{verdict=\"warn\"}",
+                                "preflight_findings_total{rule=",
+                                "preflight_db_size_bytes",
+                                "preflight_db_errors_total")), text[:300])
+
+        # Pagination across 3 pages while another client inserts.
+        for _ in range(6):
+            s.post_yaml(ok_yaml, "?name=page.yaml")
+        stop = threading.Event()
+
+        def writer():
+            while not stop.is_set():
+                s.post_yaml(ok_yaml, "?name=page.yaml")
+                time.sleep(0.005)
+        t = threading.Thread(target=writer)
+        t.start()
+        seen, cursor, pages = [], None, 0
+        st, h, j, _ = s.request("GET", "/v1/checks?name=page.yaml&limit=1")
+        newest_at_start = j["items"][0]["id"]
+        while True:
+            q = "?name=page.yaml&limit=2"
+            if cursor:
+                q += "&cursor=" + urllib.parse.quote(cursor)
+            st, h, j, _ = s.request("GET", "/v1/checks" + q)
+            pages += 1
+            seen += [i["id"] for i in j["items"] if i["id"] <=
+                     newest_at_start]
+            cursor = j["next_cursor"]
+            if not cursor or pages > 50:
+                break
+            time.sleep(0.02)
+        stop.set()
+        t.join()
+        check("pagination while inserting: no repeats, no gaps, 3+ pages",
+              pages >= 3 and len(seen) == len(set(seen)) == 6 and
+              seen == sorted(seen, reverse=True), (pages, seen))
+
+        # Errors.
+        st, h, j, _ = s.post_yaml("a: 1\n  b: 2\n")
+        check("400 bad YAML with line", is_problem(st, h, j, 400) and
+              j.get("line") == 2 and "column" in j, j)
+        st, h, j, _ = s.request("POST", "/v1/checks", "{bad",
+                                {"Content-Type": "application/json"})
+        check("400 bad JSON", is_problem(st, h, j, 400), j)
+        st, h, j, _ = s.post_yaml("x" * (70 * 1024))
+        check("413 body over --max-body", is_problem(st, h, j, 413), st)
+        st, h, j, _ = s.request("POST", "/v1/checks", "a: 1",
+                                {"Content-Type": "text/plain"})
+        check("415", is_problem(st, h, j, 415), j)
+        st, h, j, _ = s.post_yaml("a: 1\n", "?gpus=0")
+        check("422 gpus <= 0", is_problem(st, h, j, 422), j)
+        st, h, j, _ = s.post_yaml("a: 1\n", "?gpu=tpu-v5")
+        check("422 unknown GPU", is_problem(st, h, j, 422) and
+              "h100-sxm" in j["detail"], j)
+        st, h, j, _ = s.request("GET", "/v1/checks/01ARZ3NDEKTSV4RRFFQ69G5FAV")
+        check("404", is_problem(st, h, j, 404), j)
+        st, h, j, _ = s.request("DELETE", "/v1/checks")
+        check("405 with Allow", is_problem(st, h, j, 405) and
+              "POST" in h.get("allow", ""), h)
+        st, h, j, _ = s.request(
+            "POST", "/v1/checks", None,
+            {"Content-Type": "application/yaml", "Idempotency-Key": "k1",
+             "Content-Length": "0"})
+        check("empty YAML -> 400", is_problem(st, h, j, 400), j)
+
+        # Chunked body over the limit.
+        c = socket.create_connection(("127.0.0.1", s.port), timeout=10)
+        c.sendall(b"POST /v1/checks HTTP/1.1\r\nHost: x\r\n"
+                  b"Content-Type: application/yaml\r\n"
+                  b"Transfer-Encoding: chunked\r\n\r\n")
+        chunk = b"y" * 8192
+        for _ in range(12):
+            c.sendall(b"%x\r\n" % len(chunk) + chunk + b"\r\n")
+        c.sendall(b"0\r\n\r\n")
+        resp = c.recv(65536)
+        c.close()
+        check("413 chunked over the limit", resp.startswith(b"HTTP/1.1 413"),
+              resp[:80])
+
+        # Idempotency.
+        hdr = {"Content-Type": "application/yaml", "Idempotency-Key": "gate-1"}
+        a = s.request("POST", "/v1/checks?name=i", ok_yaml, hdr)
+        b = s.request("POST", "/v1/checks?name=i", ok_yaml, hdr)
+        cc = s.request("POST", "/v1/checks?name=i", dup_yaml, hdr)
+        check("idempotent retry -> 200 same id", a[0] == 201 and
+              b[0] == 200 and a[2]["id"] == b[2]["id"], (a[0], b[0]))
+        check("same key, other body -> 409", is_problem(cc[0], cc[1], cc[2],
+              409), cc[2])
+
+        # Request ids and CORS.
+        st, h, j, _ = s.request("GET", "/healthz",
+                                headers={"X-Request-Id": "ci-run-42"})
+        check("X-Request-Id echoed", h.get("x-request-id") == "ci-run-42")
+        st, h, j, _ = s.request("GET", "/healthz",
+                                headers={"X-Request-Id": "bad id\x01"})
+        check("X-Request-Id generated when invalid",
+              re.fullmatch(r"[0-9a-f]{24}", h.get("x-request-id", "")), h)
+        st, h, j, _ = s.request("OPTIONS", "/v1/checks", headers={
+            "Origin": "https://form.example",
+            "Access-Control-Request-Method": "POST"})
+        check("CORS preflight allowed", st == 204 and h.get(
+            "access-control-allow-origin") == "https://form.example", h)
+        st, h, j, _ = s.request("OPTIONS", "/v1/checks", headers={
+            "Origin": "https://evil.example"})
+        check("CORS preflight refused", st == 403 and
+              "access-control-allow-origin" not in h, h)
+    finally:
+        s.stop()
+        s.cleanup()
+
+    # SIGTERM drains: a request in flight when the signal arrives completes.
+    s = Server()
+    try:
+        body = ok_yaml.encode()
+        c = socket.create_connection(("127.0.0.1", s.port), timeout=15)
+        c.sendall(b"POST /v1/checks?name=drain HTTP/1.1\r\nHost: x\r\n"
+                  b"Content-Type: application/yaml\r\n"
+                  b"Content-Length: %d\r\n\r\n" % len(body) + body[:100])
+        time.sleep(0.3)
+        s.proc.send_signal(signal.SIGTERM)
+        time.sleep(0.5)
+        refused = False
+        try:
+            socket.create_connection(("127.0.0.1", s.port), timeout=2).close()
+        except OSError:
+            refused = True
+        c.sendall(body[100:])
+        resp = b""
+        while b"\r\n\r\n" not in resp:
+            part = c.recv(65536)
+            if not part:
+                break
+            resp += part
+        c.close()
+        code = s.proc.wait(15)
+        check("SIGTERM: in-flight request completes with 201",
+              resp.startswith(b"HTTP/1.1 201"), resp[:100])
+        check("SIGTERM: new connections refused while draining", refused)
+        check("SIGTERM: exit 0", code == 0, code)
+        s2 = Server(db=s.db)
+        st, h, j, _ = s2.request("GET", "/v1/checks?name=drain")
+        check("SIGTERM: drained check was stored", len(j["items"]) == 1, j)
+        s2.stop()
+    finally:
+        s.stop()
+        s.cleanup()
+
+    # Refuses to start without auth on a non-loopback address.
+    p = subprocess.run([BIN, "serve", "--listen", "0.0.0.0:0", "--db",
+                        "/tmp/never.db"], capture_output=True, text=True,
+                       timeout=10)
+    check("no auth on 0.0.0.0 refused", p.returncode != 0 and
+          "not a loopback address" in p.stderr, p.stderr)
+
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
