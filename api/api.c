@@ -436,11 +436,45 @@ api_ctx_fini(struct api_ctx *ctx)
 	pthread_mutex_destroy(&ctx->id_mu);
 }
 
+/* 16 bytes (48-bit ms, 80 bits) -> 26 Crockford base32 characters. */
+static void
+encode_id(char out[27], const unsigned char b[16])
+{
+	int i, bit;
+
+	/* 130 bits of output over 128 of input: two leading zero bits. */
+	for (i = 0; i < 26; i++) {
+		int v = 0, k;
+
+		for (k = 0; k < 5; k++) {
+			bit = i * 5 + k - 2;
+			v <<= 1;
+			if (bit >= 0)
+				v |= (b[bit / 8] >> (7 - bit % 8)) & 1;
+		}
+		out[i] = crockford[v];
+	}
+	out[26] = '\0';
+}
+
+void
+api_id_floor(char out[27], int64_t ms)
+{
+	unsigned char b[16] = { 0 };
+	int i;
+
+	if (ms < 0)
+		ms = 0;
+	for (i = 0; i < 6; i++)
+		b[i] = (unsigned char)((uint64_t)ms >> (40 - 8 * i));
+	encode_id(out, b);
+}
+
 void
 api_new_id(char out[27], struct api_ctx *ctx, int64_t ms)
 {
 	unsigned char b[16];
-	int i, bit;
+	int i;
 
 	pthread_mutex_lock(&ctx->id_mu);
 	if (ms <= ctx->last_ms) {
@@ -458,19 +492,7 @@ api_new_id(char out[27], struct api_ctx *ctx, int64_t ms)
 		b[i] = (unsigned char)((uint64_t)ms >> (40 - 8 * i));
 	memcpy(b + 6, ctx->last_rand, 10);
 	pthread_mutex_unlock(&ctx->id_mu);
-	/* 130 bits of output over 128 of input: two leading zero bits. */
-	for (i = 0; i < 26; i++) {
-		int v = 0, k;
-
-		for (k = 0; k < 5; k++) {
-			bit = i * 5 + k - 2;
-			v <<= 1;
-			if (bit >= 0)
-				v |= (b[bit / 8] >> (7 - bit % 8)) & 1;
-		}
-		out[i] = crockford[v];
-	}
-	out[26] = '\0';
+	encode_id(out, b);
 }
 
 bool

@@ -83,6 +83,12 @@ void api_ctx_fini(struct api_ctx *ctx);
 void api_handle(struct api_ctx *ctx, const struct api_req *req,
     struct api_resp *resp);
 
+/*
+ * The smallest id of millisecond ms ("0000000000" + ms in base 32 ...):
+ * every id made at or after ms sorts at or above it.  out: 27 bytes.
+ */
+void api_id_floor(char out[27], int64_t ms);
+
 /* Fill resp with the 413 problem for a body over max_body bytes. */
 void api_too_large(struct api_resp *resp, size_t max_body);
 

@@ -615,13 +615,21 @@ cursor_decode(char *out, size_t cap, const char *s)
 }
 
 /* Shared by listChecks and getHistory: filters common to both. */
+/* Id bounds for since/until, kept beside the query. */
+struct bounds {
+	char cursor[32];
+	char since[27];
+	char until[27];
+};
+
 static int
-list_query(struct store_query *sq, char *cursor_id, size_t cap,
+list_query(struct store_query *sq, struct bounds *bd,
     const struct api_req *req, const struct query *q,
     struct api_resp *resp)
 {
 	const char *v;
 	long n = LIST_DEFAULT;
+	int64_t ms;
 
 	memset(sq, 0, sizeof(*sq));
 	sq->team = req->admin ? query_get(q, "team") : req->team;
@@ -633,26 +641,32 @@ list_query(struct store_query *sq, char *cursor_id, size_t cap,
 	}
 	sq->limit = (unsigned)n + 1;	/* one more: is there a next page? */
 	if ((v = query_get(q, "cursor")) != NULL) {
-		if (cursor_decode(cursor_id, cap, v) != 0) {
+		if (cursor_decode(bd->cursor, sizeof(bd->cursor), v) != 0) {
 			api_problem(resp, 400, "bad-query", "Bad query string",
 			    NULL, "cursor is not one this server issued");
 			return -1;
 		}
-		sq->before_id = cursor_id;
+		sq->before_id = bd->cursor;
 	}
-	if ((v = query_get(q, "since")) != NULL &&
-	    api_parse_time(&sq->since_ms, v) != 0) {
-		api_problem(resp, 400, "bad-query", "Bad query string", NULL,
-		    "since must be an RFC 3339 time, e.g. "
-		    "2026-12-02T10:00:00Z");
-		return -1;
+	if ((v = query_get(q, "since")) != NULL) {
+		if (api_parse_time(&ms, v) != 0) {
+			api_problem(resp, 400, "bad-query", "Bad query string",
+			    NULL, "since must be an RFC 3339 time, e.g. "
+			    "2026-12-02T10:00:00Z");
+			return -1;
+		}
+		api_id_floor(bd->since, ms);
+		sq->since_id = bd->since;
 	}
-	if ((v = query_get(q, "until")) != NULL &&
-	    api_parse_time(&sq->until_ms, v) != 0) {
-		api_problem(resp, 400, "bad-query", "Bad query string", NULL,
-		    "until must be an RFC 3339 time, e.g. "
-		    "2026-12-02T10:00:00Z");
-		return -1;
+	if ((v = query_get(q, "until")) != NULL) {
+		if (api_parse_time(&ms, v) != 0) {
+			api_problem(resp, 400, "bad-query", "Bad query string",
+			    NULL, "until must be an RFC 3339 time, e.g. "
+			    "2026-12-02T10:00:00Z");
+			return -1;
+		}
+		api_id_floor(bd->until, ms);
+		sq->until_id = bd->until;
 	}
 	return 0;
 }
@@ -703,14 +717,15 @@ h_list_checks(struct api_ctx *ctx, const struct api_req *req,
 	struct store_check *items;
 	struct sbuf b = { 0 };
 	struct err e = { 0 };
-	char cursor_id[32], next[64];
+	struct bounds bd;
+	char next[64];
 	const char *v;
 	size_t n, i, page;
 	int bad = 0;
 
 	(void)m;
 	if (query_only(q, allowed, resp) != 0 ||
-	    list_query(&sq, cursor_id, sizeof(cursor_id), req, q, resp) != 0)
+	    list_query(&sq, &bd, req, q, resp) != 0)
 		return;
 	sq.name = query_get(q, "name");
 	sq.rule = query_get(q, "rule");
@@ -841,12 +856,13 @@ h_history(struct api_ctx *ctx, const struct api_req *req,
 	struct store_query sq;
 	struct store_check *items;
 	struct err e = { 0 };
-	char cursor_id[32], next[64], created[40];
+	struct bounds bd;
+	char next[64], created[40];
 	json_t *out, *arr;
 	size_t n, i, page;
 
 	if (query_only(q, allowed, resp) != 0 ||
-	    list_query(&sq, cursor_id, sizeof(cursor_id), req, q, resp) != 0 ||
+	    list_query(&sq, &bd, req, q, resp) != 0 ||
 	    check_name(m->param[0], resp) != 0)
 		return;
 	sq.name = m->param[0];
@@ -941,6 +957,7 @@ h_rule_stats(struct api_ctx *ctx, const struct api_req *req,
 	struct store_rule_stat *rows;
 	struct err e = { 0 };
 	int64_t since = 0;
+	char since_id[27];
 	const char *v;
 	json_t *items, *cur = NULL;
 	size_t n, i;
@@ -955,9 +972,10 @@ h_rule_stats(struct api_ctx *ctx, const struct api_req *req,
 		    "2026-12-02T10:00:00Z");
 		return;
 	}
+	api_id_floor(since_id, since);
 	if (ctx->store.ops->rule_stats(ctx->store.self, &rows, &n,
-	    req->admin ? query_get(q, "team") : req->team, since, req->arena,
-	    &e) != 0) {
+	    req->admin ? query_get(q, "team") : req->team, since_id,
+	    req->arena, &e) != 0) {
 		api_problem_err(resp, &e);
 		return;
 	}

@@ -3,6 +3,9 @@
  * backend (server/store_sqlite.c today, PostgreSQL tomorrow) plugs in
  * without api/ knowing it.  A backend fills a struct store with its ops.
  *
+ * Ids sort by creation time (their first 10 characters are the
+ * millisecond timestamp), so time ranges are id ranges.
+ *
  * Every op returns 0 or a negative enum err_code: ERR_NOTFOUND when no row
  * matches, ERR_STORE for a storage failure (the message says what, for
  * logs, never for clients), ERR_NOMEM when the arena is spent.  Strings
@@ -53,8 +56,8 @@ struct store_query {
 	const char *name;
 	const char *verdict;
 	const char *rule;	/* checks with at least one such finding */
-	int64_t since_ms;	/* created_at >= since; 0: unbounded */
-	int64_t until_ms;	/* created_at < until; 0: unbounded */
+	const char *since_id;	/* id >= since_id (api_id_floor of a time) */
+	const char *until_id;	/* id < until_id */
 	const char *before_id;	/* cursor: only ids < before_id */
 	unsigned limit;		/* rows wanted, >= 1 */
 };
@@ -88,10 +91,11 @@ struct store_ops {
 	/* Up to q->limit checks, newest first, into *out (arena). */
 	int (*list_checks)(void *self, struct store_check **out, size_t *n,
 	    const struct store_query *q, struct arena *a, struct err *e);
-	/* Rule firing counts since since_ms (0: all) for team (NULL: all). */
+	/* Rule firing counts in checks with id >= since_id (NULL: all) of
+	   team (NULL: all). */
 	int (*rule_stats)(void *self, struct store_rule_stat **out,
-	    size_t *n, const char *team, int64_t since_ms, struct arena *a,
-	    struct err *e);
+	    size_t *n, const char *team, const char *since_id,
+	    struct arena *a, struct err *e);
 	/* 0 when a write succeeds and the schema is current. */
 	int (*ready)(void *self, struct err *e);
 	/* Size and error counters; cannot fail. */

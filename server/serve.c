@@ -464,10 +464,11 @@ prune_loop(void *arg)
 		pthread_mutex_unlock(&p->mu);
 		do {
 			struct err e = { 0 };
-			int64_t cutoff = now_ms(NULL) - (int64_t)p->days *
-			    86400000;
+			char before[27];
 
-			if (store_sqlite_prune(p->store, cutoff, 500,
+			api_id_floor(before, now_ms(NULL) -
+			    (int64_t)p->days * 86400000);
+			if (store_sqlite_prune(p->store, before, 500,
 			    &deleted, &e) != 0) {
 				log_msg("warn", "retention: %s", e.msg);
 				break;

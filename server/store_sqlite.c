@@ -21,7 +21,10 @@
 
 #define LIST_VARIANTS 64	/* 2^6 optional filters */
 #define BATCH_MAX 128		/* writes committed together, at most */
-#define CHECKPOINT_FRAMES 2000	/* WAL frames that wake the checkpointer */
+#define CHECKPOINT_FRAMES 1000	/* WAL frames that wake the checkpointer */
+#define WAL_RESET_FRAMES 8000	/* WAL frames (~32 MiB) that make the writer
+				   finish a checkpoint itself, so the WAL
+				   starts over instead of growing forever */
 
 /* Statements of the reader connection (used under rmu). */
 struct reader {
@@ -39,7 +42,23 @@ struct writer {
 	sqlite3_stmt *ins_finding;
 	sqlite3_stmt *beat;
 	sqlite3_stmt *prune;
+	sqlite3_stmt *begin;	/* BEGIN IMMEDIATE */
+	sqlite3_stmt *commit;
+	sqlite3_stmt *rollback;
+	sqlite3_stmt *savepoint;	/* SAVEPOINT one */
+	sqlite3_stmt *release;		/* RELEASE one */
+	sqlite3_stmt *undo;		/* ROLLBACK TO one */
 };
+
+/* Step a prepared statement that returns no rows; 0 or ERR_STORE. */
+static int
+run(sqlite3_stmt *st)
+{
+	int rc = sqlite3_step(st);
+
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? 0 : ERR_STORE;
+}
 
 enum job_kind {
 	JOB_PUT,		/* insert a check and its findings */
@@ -51,7 +70,7 @@ enum job_kind {
 struct job {
 	enum job_kind kind;
 	const struct store_check *c;	/* JOB_PUT */
-	int64_t cutoff_ms;	/* JOB_PRUNE */
+	const char *before_id;	/* JOB_PRUNE */
 	int batch;		/* JOB_PRUNE */
 	int deleted;		/* JOB_PRUNE result */
 	int rv;			/* result: 0 or enum err_code */
@@ -81,6 +100,7 @@ struct store_sqlite {
 	struct job *tail;
 	bool stop;
 	bool checkpoint_due;
+	int wal_frames;		/* WAL size after the last commit (writer) */
 	pthread_t writer_thread;
 	pthread_t ckpt_thread;
 	bool writer_started;
@@ -183,6 +203,7 @@ wal_hook(void *arg, sqlite3 *db, const char *name, int frames)
 
 	(void)db;
 	(void)name;
+	s->wal_frames = frames;	/* the writer thread is the only caller */
 	if (frames >= CHECKPOINT_FRAMES) {
 		pthread_mutex_lock(&s->qmu);
 		s->checkpoint_due = true;
@@ -251,7 +272,6 @@ put_one(struct store_sqlite *s, const struct store_check *c, struct err *e)
 		    sqlite3_bind_int64(f, 4, x->line) ||
 		    sqlite3_bind_text(f, 5, c->team, -1, SQLITE_STATIC) ||
 		    sqlite3_bind_text(f, 6, c->verdict, -1, SQLITE_STATIC) ||
-		    sqlite3_bind_int64(f, 7, c->created_at_ms) ||
 		    sqlite3_step(f) != SQLITE_DONE) {
 			rv = db_fail(s->w.db, e, "insert finding");
 			goto out;
@@ -280,7 +300,8 @@ run_batch(struct store_sqlite *s, struct job *list)
 			    db_fail(db, j->e, "write probe");
 			sqlite3_reset(s->w.beat);
 		} else if (j->kind == JOB_PRUNE) {
-			if (sqlite3_bind_int64(s->w.prune, 1, j->cutoff_ms) ||
+			if (sqlite3_bind_text(s->w.prune, 1, j->before_id, -1,
+			    SQLITE_STATIC) ||
 			    sqlite3_bind_int(s->w.prune, 2, j->batch) ||
 			    sqlite3_step(s->w.prune) != SQLITE_DONE)
 				j->rv = db_fail(db, j->e, "prune");
@@ -293,33 +314,52 @@ run_batch(struct store_sqlite *s, struct job *list)
 	}
 	if (!any_put)
 		return;
-	if (exec(db, "BEGIN IMMEDIATE", &e) != 0) {
+	if (run(s->w.begin) != 0) {
+		db_fail(db, &e, "begin");
 		for (j = list; j != NULL; j = j->next)
 			if (j->kind == JOB_PUT)
-				j->rv = err_set(j->e, ERR_STORE, NULL,
-				    "begin: %s", e.msg);
+				j->rv = err_set(j->e, ERR_STORE, NULL, "%s",
+				    e.msg);
 		return;
 	}
 	for (j = list; j != NULL; j = j->next) {
 		if (j->kind != JOB_PUT)
 			continue;
-		if (sqlite3_exec(db, "SAVEPOINT one", NULL, NULL, NULL) !=
-		    SQLITE_OK) {
+		if (run(s->w.savepoint) != 0) {
 			j->rv = db_fail(db, j->e, "savepoint");
 			continue;
 		}
 		j->rv = put_one(s, j->c, j->e);
 		if (j->rv != 0)
-			sqlite3_exec(db, "ROLLBACK TO one", NULL, NULL, NULL);
-		sqlite3_exec(db, "RELEASE one", NULL, NULL, NULL);
+			run(s->w.undo);
+		run(s->w.release);
 	}
-	if (exec(db, "COMMIT", &e) != 0) {
-		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	if (run(s->w.commit) != 0) {
+		db_fail(db, &e, "commit");
+		run(s->w.rollback);
 		for (j = list; j != NULL; j = j->next)
 			if (j->kind == JOB_PUT && j->rv == 0)
-				j->rv = err_set(j->e, ERR_STORE, NULL,
-				    "commit: %s", e.msg);
+				j->rv = err_set(j->e, ERR_STORE, NULL, "%s",
+				    e.msg);
 	}
+}
+
+/*
+ * Under steady load the background checkpointer never catches the last
+ * frames, and SQLite only starts the WAL over once a checkpoint is
+ * complete.  So past WAL_RESET_FRAMES the writer (the only one adding
+ * frames) completes one itself; the next commit then rewinds the WAL and
+ * journal_size_limit truncates it.  Most frames are already copied by the
+ * checkpointer, so this is short.
+ */
+static void
+bound_wal(struct store_sqlite *s)
+{
+	if (s->shared || s->wal_frames < WAL_RESET_FRAMES)
+		return;
+	sqlite3_wal_checkpoint_v2(s->w.db, NULL, SQLITE_CHECKPOINT_PASSIVE,
+	    NULL, NULL);
+	s->wal_frames = 0;
 }
 
 static void *
@@ -351,12 +391,16 @@ writer_loop(void *arg)
 		if (s->shared)
 			pthread_mutex_unlock(&s->rmu);
 		pthread_mutex_lock(&s->qmu);
+		/* Callers first: wake them before any checkpoint work. */
 		for (j = list; j != NULL; j = j->next) {
 			if (j->rv != 0)
 				s->write_errors++;
 			j->done = true;
 		}
 		pthread_cond_broadcast(&s->dcv);
+		pthread_mutex_unlock(&s->qmu);
+		bound_wal(s);
+		pthread_mutex_lock(&s->qmu);
 	}
 	pthread_mutex_unlock(&s->qmu);
 	return NULL;
@@ -411,6 +455,8 @@ store_sqlite_open(struct store_sqlite **out, const char *path,
 		    "PRAGMA synchronous = NORMAL", e);
 	if (rv == 0 && !s->shared)
 		rv = exec(s->w.db, "PRAGMA wal_autocheckpoint = 0", e);
+	if (rv == 0 && !s->shared)
+		rv = exec(s->w.db, "PRAGMA journal_size_limit = 67108864", e);
 	if (rv == 0)
 		rv = migrate(s, e);
 	if (rv == 0)
@@ -423,16 +469,26 @@ store_sqlite_open(struct store_sqlite **out, const char *path,
 	if (rv == 0)
 		rv = prepare(s->w.db, &s->w.ins_finding,
 		    "INSERT INTO findings (check_id, rule, severity, line, "
-		    "team, verdict, created_at) VALUES (?1, ?2, ?3, ?4, ?5, "
-		    "?6, ?7)", e);
+		    "team, verdict) VALUES (?1, ?2, ?3, ?4, ?5, ?6)", e);
 	if (rv == 0)
 		rv = prepare(s->w.db, &s->w.beat,
 		    "UPDATE health SET beat = beat + 1 WHERE id = 1", e);
 	if (rv == 0)
 		rv = prepare(s->w.db, &s->w.prune,
 		    "DELETE FROM checks WHERE rowid IN (SELECT rowid FROM "
-		    "checks WHERE created_at < ?1 ORDER BY created_at "
-		    "LIMIT ?2)", e);
+		    "checks WHERE id < ?1 ORDER BY id LIMIT ?2)", e);
+	if (rv == 0)
+		rv = prepare(s->w.db, &s->w.begin, "BEGIN IMMEDIATE", e);
+	if (rv == 0)
+		rv = prepare(s->w.db, &s->w.commit, "COMMIT", e);
+	if (rv == 0)
+		rv = prepare(s->w.db, &s->w.rollback, "ROLLBACK", e);
+	if (rv == 0)
+		rv = prepare(s->w.db, &s->w.savepoint, "SAVEPOINT one", e);
+	if (rv == 0)
+		rv = prepare(s->w.db, &s->w.release, "RELEASE one", e);
+	if (rv == 0)
+		rv = prepare(s->w.db, &s->w.undo, "ROLLBACK TO one", e);
 	if (rv != 0)
 		goto fail;
 	if (s->shared) {
@@ -511,6 +567,12 @@ store_sqlite_close(struct store_sqlite *s)
 	sqlite3_finalize(s->w.ins_finding);
 	sqlite3_finalize(s->w.beat);
 	sqlite3_finalize(s->w.prune);
+	sqlite3_finalize(s->w.begin);
+	sqlite3_finalize(s->w.commit);
+	sqlite3_finalize(s->w.rollback);
+	sqlite3_finalize(s->w.savepoint);
+	sqlite3_finalize(s->w.release);
+	sqlite3_finalize(s->w.undo);
 	if (!s->shared)
 		sqlite3_close_v2(s->r.db);
 	sqlite3_close_v2(s->ckpt_db);
@@ -677,10 +739,10 @@ list_stmt(struct store_sqlite *s, unsigned mask, struct err *e)
 		    "rule = ?5)");
 	if (mask & F_SINCE)
 		n += (size_t)snprintf(sql + n, sizeof(sql) - n,
-		    " AND created_at >= ?6");
+		    " AND id >= ?6");
 	if (mask & F_UNTIL)
 		n += (size_t)snprintf(sql + n, sizeof(sql) - n,
-		    " AND created_at < ?7");
+		    " AND id < ?7");
 	snprintf(sql + n, sizeof(sql) - n, " ORDER BY id DESC LIMIT ?8");
 	if (prepare(s->r.db, &s->r.list[mask], sql, e) != 0)
 		return NULL;
@@ -701,7 +763,7 @@ list_checks(void *self, struct store_check **out, size_t *n,
 	struct store_sqlite *s = self;
 	unsigned mask = (q->team ? F_TEAM : 0) | (q->name ? F_NAME : 0) |
 	    (q->verdict ? F_VERDICT : 0) | (q->rule ? F_RULE : 0) |
-	    (q->since_ms ? F_SINCE : 0) | (q->until_ms ? F_UNTIL : 0);
+	    (q->since_id ? F_SINCE : 0) | (q->until_id ? F_UNTIL : 0);
 	sqlite3_stmt *st;
 	struct store_check *items;
 	size_t k = 0;
@@ -721,8 +783,7 @@ list_checks(void *self, struct store_check **out, size_t *n,
 	if (bind_opt(st, 1, q->before_id) || bind_opt(st, 2, q->team) ||
 	    bind_opt(st, 3, q->name) || bind_opt(st, 4, q->verdict) ||
 	    bind_opt(st, 5, q->rule) ||
-	    (q->since_ms && sqlite3_bind_int64(st, 6, q->since_ms)) ||
-	    (q->until_ms && sqlite3_bind_int64(st, 7, q->until_ms)) ||
+	    bind_opt(st, 6, q->since_id) || bind_opt(st, 7, q->until_id) ||
 	    sqlite3_bind_int64(st, 8, q->limit)) {
 		rv = db_fail(s->r.db, e, "bind");
 		goto out;
@@ -750,7 +811,7 @@ out:
 
 static int
 rule_stats(void *self, struct store_rule_stat **out, size_t *n,
-    const char *team, int64_t since_ms, struct arena *a, struct err *e)
+    const char *team, const char *since_id, struct arena *a, struct err *e)
 {
 	struct store_sqlite *s = self;
 	int which = team != NULL ? 1 : 0;
@@ -765,16 +826,17 @@ rule_stats(void *self, struct store_rule_stat **out, size_t *n,
 	if (s->r.stats[which] == NULL && prepare(s->r.db, &s->r.stats[which],
 	    which ?
 	    "SELECT rule, verdict, count(*), count(DISTINCT check_id) "
-	    "FROM findings WHERE created_at >= ?1 AND team = ?2 "
+	    "FROM findings WHERE check_id >= ?1 AND team = ?2 "
 	    "GROUP BY rule, verdict ORDER BY rule, verdict" :
 	    "SELECT rule, verdict, count(*), count(DISTINCT check_id) "
-	    "FROM findings WHERE created_at >= ?1 "
+	    "FROM findings WHERE check_id >= ?1 "
 	    "GROUP BY rule, verdict ORDER BY rule, verdict", e) != 0) {
 		pthread_mutex_unlock(&s->rmu);
 		return ERR_STORE;
 	}
 	st = s->r.stats[which];
-	if (sqlite3_bind_int64(st, 1, since_ms) ||
+	if (sqlite3_bind_text(st, 1, since_id != NULL ? since_id : "", -1,
+	    SQLITE_STATIC) ||
 	    (team != NULL && sqlite3_bind_text(st, 2, team, -1,
 	    SQLITE_STATIC))) {
 		rv = db_fail(s->r.db, e, "bind");
@@ -858,7 +920,7 @@ info(void *self, struct store_info *out)
 }
 
 int
-store_sqlite_prune(struct store_sqlite *s, int64_t cutoff_ms, int batch,
+store_sqlite_prune(struct store_sqlite *s, const char *before_id, int batch,
     int *deleted, struct err *e)
 {
 	struct job j;
@@ -866,7 +928,7 @@ store_sqlite_prune(struct store_sqlite *s, int64_t cutoff_ms, int batch,
 
 	memset(&j, 0, sizeof(j));
 	j.kind = JOB_PRUNE;
-	j.cutoff_ms = cutoff_ms;
+	j.before_id = before_id;
 	j.batch = batch;
 	j.e = e;
 	rv = submit(s, &j);

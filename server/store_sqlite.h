@@ -1,8 +1,10 @@
 /*
  * server/store_sqlite: the SQLite implementation of api/store.h.
  *
- * One connection, WAL mode, a busy timeout, prepared statements only.  A
- * mutex serializes the HTTP thread and the retention thread.  Migrations
+ * WAL mode, a busy timeout, prepared statements only.  One writer
+ * connection owned by a writer thread that group-commits what request
+ * threads queue; one reader connection behind a mutex; a checkpointer with
+ * its own connection.  Migrations
  * (migrations/NNNN_*.sql, embedded) are applied in order at open, each in
  * its own transaction, and recorded in PRAGMA user_version.
  */
@@ -33,10 +35,11 @@ void store_sqlite_close(struct store_sqlite *s);
 struct store store_sqlite_iface(struct store_sqlite *s);
 
 /*
- * Delete up to batch checks created before cutoff_ms (and their findings)
- * in one short transaction.  *deleted gets the count.
+ * Delete up to batch checks with ids below before_id (created before the
+ * time api_id_floor() encoded) and their findings, in one short
+ * transaction.  *deleted gets the count.
  */
-int store_sqlite_prune(struct store_sqlite *s, int64_t cutoff_ms,
+int store_sqlite_prune(struct store_sqlite *s, const char *before_id,
     int batch, int *deleted, struct err *e);
 
 /* Schema version now applied. */

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
+#include "api/api.h"
 #include "core/arena.h"
 #include "server/migrations.h"
 #include "server/store_sqlite.h"
@@ -171,20 +172,23 @@ test_store__write_read_prune(void **state)
 	assert_int_equal(n, 2);
 	assert_int_equal(st.ops->get_check(st.self, &one,
 	    "01000000000000000000000003", "a", &a, &e), ERR_NOTFOUND);
-	assert_int_equal(st.ops->rule_stats(st.self, &stats, &n, NULL, 0, &a,
-	    &e), 0);
+	assert_int_equal(st.ops->rule_stats(st.self, &stats, &n, NULL, NULL,
+	    &a, &e), 0);
 	assert_int_equal(n, 1);
 	assert_int_equal(stats[0].count, 2);
 	assert_int_equal(st.ops->ready(st.self, &e), 0);
-	/* Retention: checks before 2500 go, with their findings. */
-	assert_int_equal(store_sqlite_prune(s, 2500, 1, &deleted, &e), 0);
+	/* Retention: checks below the third id go, with their findings. */
+	assert_int_equal(store_sqlite_prune(s, "01000000000000000000000003", 1,
+	    &deleted, &e), 0);
 	assert_int_equal(deleted, 1);
-	assert_int_equal(store_sqlite_prune(s, 2500, 100, &deleted, &e), 0);
+	assert_int_equal(store_sqlite_prune(s, "01000000000000000000000003",
+	    100, &deleted, &e), 0);
 	assert_int_equal(deleted, 1);
-	assert_int_equal(store_sqlite_prune(s, 2500, 100, &deleted, &e), 0);
+	assert_int_equal(store_sqlite_prune(s, "01000000000000000000000003",
+	    100, &deleted, &e), 0);
 	assert_int_equal(deleted, 0);
-	assert_int_equal(st.ops->rule_stats(st.self, &stats, &n, NULL, 0, &a,
-	    &e), 0);
+	assert_int_equal(st.ops->rule_stats(st.self, &stats, &n, NULL, NULL,
+	    &a, &e), 0);
 	assert_int_equal(stats[0].count, 1);
 	arena_fini(&a);
 	store_sqlite_close(s);
