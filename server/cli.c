@@ -20,15 +20,27 @@
 
 #include "api/digest.h"
 #include "api/encode.h"
+#include "api/formats.h"
 #include "core/arena.h"
 #include "core/check.h"
+#include "server/version.h"
 
 /* Budget for one config's arena: ample for max_bytes of input. */
 #define CLI_ARENA_CAP ((size_t)256 << 20)
 
 enum cli_format {
 	FORMAT_TEXT,
-	FORMAT_JSON
+	FORMAT_JSON,
+	FORMAT_SARIF,		/* one document for all files, at the end */
+	FORMAT_GITHUB,
+	FORMAT_GITLAB
+};
+
+/* A checked file kept until the end (document formats). */
+struct kept {
+	struct arena arena;
+	const struct report *report;
+	const char *file;
 };
 
 struct cli_opts {
@@ -46,7 +58,8 @@ usage(FILE *out)
 	    "[--gpu ID]\n"
 	    "                       [--interconnect nvlink|pcie|infiniband|"
 	    "ethernet]\n"
-	    "                       [--format text|json]\n");
+	    "                       [--format text|json|sarif|github|gitlab]"
+	    "\n");
 }
 
 static int
@@ -127,9 +140,14 @@ fail:
 	return -1;
 }
 
-/* One config: 0, 1 or 2 as the exit code would be for it alone. */
+/*
+ * One config: 0, 1 or 2 as the exit code would be for it alone.  With
+ * keep, a checked report is moved into *keep (arena and all) for a
+ * document printed at the end.
+ */
 static int
-check_one(const char *path, const struct cli_opts *o, bool *first)
+check_one(const char *path, const struct cli_opts *o, bool *first,
+    struct kept *keep)
 {
 	struct arena a;
 	struct err e = { 0 };
@@ -157,6 +175,13 @@ check_one(const char *path, const struct cli_opts *o, bool *first)
 		goto out;
 	}
 	code = r->verdict == VERDICT_FAIL ? 1 : 0;
+	if (keep != NULL) {
+		keep->arena = a;
+		keep->report = r;
+		keep->file = path;
+		free(buf);
+		return code;
+	}
 	if (o->format == FORMAT_TEXT) {
 		encode_report_text(stdout, r, path, o->colour);
 	} else {
@@ -177,6 +202,57 @@ out:
 	arena_fini(&a);
 	free(buf);
 	return code;
+}
+
+/* SARIF, GitHub or GitLab: check everything, then print one document. */
+static int
+print_document(const struct cli_opts *o, char **files, int nfiles)
+{
+	struct kept *kept = calloc((size_t)nfiles, sizeof(*kept));
+	struct format_input *in = calloc((size_t)nfiles, sizeof(*in));
+	bool first = true;
+	int i, worst = 0;
+	size_t n = 0;
+	json_t *doc = NULL;
+
+	if (kept == NULL || in == NULL) {
+		fprintf(stderr, "preflight: error: out of memory\n");
+		worst = 2;
+		goto out;
+	}
+	for (i = 0; i < nfiles; i++) {
+		int code = check_one(files[i], o, &first, &kept[n]);
+
+		if (kept[n].report != NULL) {
+			in[n].report = kept[n].report;
+			in[n].file = kept[n].file;
+			n++;
+		}
+		if (code > worst)
+			worst = code;
+	}
+	if (o->format == FORMAT_SARIF)
+		doc = formats_sarif(in, n, PREFLIGHT_VERSION);
+	else if (o->format == FORMAT_GITHUB)
+		doc = formats_github(in, n);
+	else
+		doc = formats_gitlab(in, n);
+	if (doc == NULL) {
+		fprintf(stderr, "preflight: error: out of memory\n");
+		worst = 2;
+		goto out;
+	}
+	json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	fputs("\n", stdout);
+	json_decref(doc);
+	if (fflush(stdout) != 0)
+		worst = 2;
+out:
+	for (i = 0; kept != NULL && i < nfiles; i++)
+		arena_fini(&kept[i].arena);
+	free(kept);
+	free(in);
+	return worst;
 }
 
 int
@@ -226,10 +302,16 @@ cli_check(int argc, char **argv)
 				o.format = FORMAT_TEXT;
 			} else if (strcmp(optarg, "json") == 0) {
 				o.format = FORMAT_JSON;
+			} else if (strcmp(optarg, "sarif") == 0) {
+				o.format = FORMAT_SARIF;
+			} else if (strcmp(optarg, "github") == 0) {
+				o.format = FORMAT_GITHUB;
+			} else if (strcmp(optarg, "gitlab") == 0) {
+				o.format = FORMAT_GITLAB;
 			} else {
 				fprintf(stderr, "preflight: error: --format "
-				    "must be text or json, got '%s'\n",
-				    optarg);
+				    "must be text, json, sarif, github or "
+				    "gitlab, got '%s'\n", optarg);
 				return 2;
 			}
 			break;
@@ -253,10 +335,12 @@ cli_check(int argc, char **argv)
 		return 2;
 	}
 	many = argc - optind > 1;
+	if (o.format >= FORMAT_SARIF)
+		return print_document(&o, argv + optind, argc - optind);
 	if (o.format == FORMAT_JSON && many)
 		fputs("[\n", stdout);
 	for (i = optind; i < argc; i++) {
-		int code = check_one(argv[i], &o, &first);
+		int code = check_one(argv[i], &o, &first, NULL);
 
 		if (code > worst)
 			worst = code;
