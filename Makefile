@@ -126,6 +126,8 @@ run-tests: $(B)/preflight $(TEST_BINS)
 	$(PYTHON) tests/report_schema.py $(B)/preflight $(SHARED); \
 	echo "== tests/http_integration.py"; \
 	$(PYTHON) tests/http_integration.py $(B)/preflight $(SHARED); \
+	echo "== tests/auth_ci.py"; \
+	$(PYTHON) tests/auth_ci.py $(B)/preflight $(SHARED); \
 	echo "== tests/crash_recovery.py"; \
 	$(PYTHON) tests/crash_recovery.py $(B)/preflight $(SHARED) 3; \
 	if [ -x build/preflight ]; then \

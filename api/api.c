@@ -107,6 +107,21 @@ api_too_large(struct api_resp *resp, size_t max_body)
 	    "the request body is larger than %zu bytes", max_body);
 }
 
+void
+api_auth_problem(struct api_resp *resp, int status)
+{
+	if (status == 429) {
+		api_problem(resp, 429, "too-many-failures",
+		    "Too Many Requests", NULL, "too many failed "
+		    "authentication attempts from this address; wait a minute");
+		api_header(resp, "Retry-After", "60");
+		return;
+	}
+	api_problem(resp, 401, "unauthorized", "Unauthorized", NULL,
+	    "send Authorization: Bearer <token> (preflight token create)");
+	api_header(resp, "WWW-Authenticate", "Bearer realm=\"preflight\"");
+}
+
 /* One table from error code to HTTP status (c-style.md section 4). */
 void
 api_problem_err(struct api_resp *resp, const struct err *e)
@@ -584,6 +599,7 @@ static const struct route routes[] = {
 	{ "GET", "/v1/configs/{name}/checks", h_history }, /* getHistory */
 	{ "GET", "/v1/stats/rules", h_rule_stats },	/* getRuleStats */
 	{ "POST", "/v1/estimate", h_estimate },		/* estimate */
+	{ "POST", "/v1/ci/checks", h_ci_check },	/* createCiCheck */
 	{ "GET", "/v1/rules", h_rules },		/* listRules */
 	{ "GET", "/v1/rules/{id}", h_rule },		/* getRule */
 	{ "GET", "/v1/catalog/gpus", h_gpus },		/* listGpus */

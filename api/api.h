@@ -34,6 +34,8 @@ struct api_req {
 	const char *content_type;	/* Content-Type, or NULL */
 	const char *idem_key;	/* Idempotency-Key, or NULL */
 	const char *origin;	/* Origin, or NULL */
+	const char *accept;	/* Accept, or NULL */
+	const char *signature;	/* X-Preflight-Signature, or NULL */
 	const char *body;	/* the request body (not NUL-terminated) */
 	size_t body_len;
 	const char *team;	/* the caller's team ("default" without auth) */
@@ -57,6 +59,7 @@ struct api_ctx {
 	struct store store;	/* the backend; borrowed */
 	struct limits lim;	/* document limits for submitted configs */
 	size_t max_body;	/* body bytes (the server enforces it) */
+	const char *ci_secret;	/* HMAC key of POST /v1/ci/checks, or NULL */
 	const char *const *cors_origins;	/* allowed Origins */
 	size_t ncors;
 	void *env;		/* passed to the callbacks below */
@@ -88,6 +91,9 @@ void api_handle(struct api_ctx *ctx, const struct api_req *req,
  * every id made at or after ms sorts at or above it.  out: 27 bytes.
  */
 void api_id_floor(char out[27], int64_t ms);
+
+/* Fill resp with the 401 (WWW-Authenticate: Bearer) or 429 problem. */
+void api_auth_problem(struct api_resp *resp, int status);
 
 /* Fill resp with the 413 problem for a body over max_body bytes. */
 void api_too_large(struct api_resp *resp, size_t max_body);

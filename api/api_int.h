@@ -75,7 +75,7 @@ void api_new_id(char out[27], struct api_ctx *ctx, int64_t ms);
 bool api_is_id(const char *s);
 
 /* Handlers (api/checks.c, api/catalog.c). */
-handler_fn h_post_check, h_list_checks, h_get_check, h_diff, h_history,
+handler_fn h_post_check, h_ci_check, h_list_checks, h_get_check, h_diff, h_history,
     h_rule_stats, h_estimate, h_rules, h_rule, h_gpus, h_models, h_keys;
 
 #endif /* API_API_INT_H */

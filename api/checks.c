@@ -13,10 +13,12 @@
 
 #include "api/digest.h"
 #include "api/encode.h"
+#include "api/formats.h"
 #include "core/arena.h"
 #include "core/check.h"
+#include "core/version.h"
 
-#define NAME_MAX_BYTES 256
+#define NAME_MAX_BYTES 1024
 #define LABELS_MAX 32
 #define LIST_DEFAULT 50
 #define LIST_MAX 200
@@ -28,6 +30,7 @@ struct submission {
 	struct context ctx;
 	const char *name;	/* "" when not given */
 	json_t *labels;		/* object of strings; owned */
+	json_t *source;		/* CI: {repo, commit, ...}; borrowed, json */
 	json_t *json;		/* the decoded JSON body; owned */
 	bool dry_run;
 };
@@ -188,9 +191,44 @@ decode_labels(json_t **out, json_t *j, struct api_resp *resp)
 	return 0;
 }
 
+/* CI source: {repo, commit, ref, path: strings; pull_request: int}. */
+static int
+decode_source(json_t *j, struct api_resp *resp)
+{
+	const char *key;
+	json_t *v;
+
+	if (!json_is_object(j))
+		return bad_field(resp, "%s is required for CI checks and must "
+		    "be an object {repo, commit, ref, path, pull_request}",
+		    "source");
+	json_object_foreach(j, key, v) {
+		if (strcmp(key, "pull_request") == 0) {
+			if (!json_is_integer(v) && !json_is_null(v))
+				return bad_field(resp, "source.%s must be an "
+				    "integer or null", key);
+		} else if (strcmp(key, "repo") == 0 ||
+		    strcmp(key, "commit") == 0 || strcmp(key, "ref") == 0 ||
+		    strcmp(key, "path") == 0) {
+			if (!json_is_string(v) || json_string_length(v) > 512)
+				return bad_field(resp, "source.%s must be a "
+				    "string of at most 512 bytes", key);
+		} else {
+			return bad_field(resp, "unknown source field '%.64s'; "
+			    "known: repo, commit, ref, path, pull_request",
+			    key);
+		}
+	}
+	if (json_object_get(j, "repo") == NULL ||
+	    json_object_get(j, "path") == NULL)
+		return bad_field(resp, "%s needs at least repo and path",
+		    "source");
+	return 0;
+}
+
 static int
 decode_json_body(struct submission *s, const struct api_req *req,
-    struct api_resp *resp)
+    bool ci, struct api_resp *resp)
 {
 	json_error_t jerr;
 	const char *key;
@@ -214,13 +252,19 @@ decode_json_body(struct submission *s, const struct api_req *req,
 	}
 	json_object_foreach(s->json, key, v) {
 		if (strcmp(key, "config") != 0 && strcmp(key, "context") != 0 &&
-		    strcmp(key, "name") != 0 && strcmp(key, "labels") != 0) {
+		    strcmp(key, "name") != 0 && strcmp(key, "labels") != 0 &&
+		    (!ci || strcmp(key, "source") != 0)) {
 			api_problem(resp, 422, "invalid-field",
 			    "Unprocessable request", NULL,
 			    "unknown field '%.64s'; known: config, context, "
-			    "name, labels", key);
+			    "name, labels%s", key, ci ? ", source" : "");
 			return -1;
 		}
+	}
+	if (ci) {
+		s->source = json_object_get(s->json, "source");
+		if (decode_source(s->source, resp) != 0)
+			return -1;
 	}
 	cfg = json_object_get(s->json, "config");
 	if (!json_is_string(cfg))
@@ -273,15 +317,23 @@ decode_yaml_body(struct submission *s, const struct api_req *req,
 	return 0;
 }
 
+enum sub_kind {
+	SUB_CHECK,		/* POST /v1/checks: JSON or YAML, dry_run */
+	SUB_ESTIMATE,		/* POST /v1/estimate: JSON or YAML */
+	SUB_CI			/* POST /v1/ci/checks: JSON with source */
+};
+
 /*
  * Decode a POST body (JSON or raw YAML) into s.  On failure resp holds
  * the problem and -1 is returned; s must be fini'd either way.
  */
 static int
 decode_submission(struct submission *s, const struct api_req *req,
-    const struct query *q, bool allow_dry_run, struct api_resp *resp)
+    const struct query *q, enum sub_kind kind, struct api_resp *resp)
 {
 	static const char *const json_q[] = { "dry_run", NULL };
+	static const char *const ci_q[] = { "format", NULL };
+	bool ci = kind == SUB_CI, allow_dry_run = kind == SUB_CHECK;
 	static const char *const yaml_q[] = { "dry_run", "gpus",
 	    "world_size", "nodes", "gpu", "interconnect", "name", NULL };
 	char mt[64];
@@ -299,9 +351,16 @@ decode_submission(struct submission *s, const struct api_req *req,
 	}
 	media_type(mt, sizeof(mt), req->content_type);
 	if (strcmp(mt, "application/json") == 0) {
-		if (query_only(q, allow_dry_run ? json_q : json_q + 1,
-		    resp) != 0 || decode_json_body(s, req, resp) != 0)
+		if (query_only(q, ci ? ci_q : allow_dry_run ? json_q :
+		    json_q + 1, resp) != 0 ||
+		    decode_json_body(s, req, ci, resp) != 0)
 			return -1;
+	} else if (ci) {
+		api_problem(resp, 415, "unsupported-media-type",
+		    "Unsupported Media Type", NULL,
+		    "CI checks are JSON: {config, context, name, labels, "
+		    "source}");
+		return -1;
 	} else if (is_yaml_type(mt)) {
 		if (query_only(q, allow_dry_run ? yaml_q : yaml_q + 1,
 		    resp) != 0 || decode_yaml_body(s, req, q, resp) != 0)
@@ -384,13 +443,23 @@ valid_idem_key(const char *k)
 	return true;
 }
 
-/* createCheck: POST /v1/checks */
-void
-h_post_check(struct api_ctx *ctx, const struct api_req *req,
-    const struct query *q, const struct route_match *m,
+enum out_format {
+	OUT_JSON,		/* the stored check */
+	OUT_SARIF,
+	OUT_GITHUB,
+	OUT_GITLAB
+};
+
+/*
+ * Check s, store it for team and answer 201 (or 200 for a dry run or an
+ * idempotent retry).  The body is the stored check, or the same report in
+ * a CI format.
+ */
+static void
+store_and_answer(struct api_ctx *ctx, const struct api_req *req,
+    struct submission *s, const char *team, enum out_format fmt,
     struct api_resp *resp)
 {
-	struct submission s;
 	struct store_check c, prior;
 	struct store_finding *rows = NULL;
 	struct report *r;
@@ -401,25 +470,22 @@ h_post_check(struct api_ctx *ctx, const struct api_req *req,
 	size_t i;
 	int rv;
 
-	(void)m;
-	if (decode_submission(&s, req, q, true, resp) != 0)
-		goto out;
-	if (req->idem_key != NULL && !s.dry_run) {
+	if (req->idem_key != NULL && !s->dry_run) {
 		if (!valid_idem_key(req->idem_key)) {
 			api_problem(resp, 400, "bad-idempotency-key",
 			    "Bad Request", NULL, "Idempotency-Key must be 1 "
 			    "to 255 visible ASCII characters");
-			goto out;
+			return;
 		}
 		body_fingerprint(fp, req);
 		rv = ctx->store.ops->get_by_idem(ctx->store.self, &prior,
-		    req->team, req->idem_key, req->arena, &e);
+		    team, req->idem_key, req->arena, &e);
 		if (rv == 0) {
 			if (strcmp(prior.body_sha256, fp) != 0) {
 				api_problem(resp, 409, "idempotency-conflict",
 				    "Conflict", NULL, "Idempotency-Key was "
 				    "already used with a different request");
-				goto out;
+				return;
 			}
 			text = strdup(prior.json);
 			if (text == NULL)
@@ -427,21 +493,21 @@ h_post_check(struct api_ctx *ctx, const struct api_req *req,
 			api_json_text(resp, 200, text, strlen(text));
 			api_header(resp, "Location", arena_printf(req->arena,
 			    "/v1/checks/%s", prior.id));
-			goto out;
+			return;
 		}
 		if (rv != ERR_NOTFOUND) {
 			api_problem_err(resp, &e);
-			goto out;
+			return;
 		}
 	}
-	if (run_check(&r, ctx, req, &s, resp) != 0)
-		goto out;
+	if (run_check(&r, ctx, req, s, resp) != 0)
+		return;
 	j = encode_report_json(r, NULL);
 	if (j == NULL)
 		goto nomem;
-	if (s.dry_run) {
+	if (s->dry_run) {
 		api_json(resp, 200, j);
-		goto out;
+		return;
 	}
 	memset(&c, 0, sizeof(c));
 	c.created_at_ms = ctx->now_ms(ctx->env);
@@ -449,9 +515,11 @@ h_post_check(struct api_ctx *ctx, const struct api_req *req,
 	api_format_time(created, sizeof(created), c.created_at_ms);
 	json_object_set_new(j, "id", json_string(c.id));
 	json_object_set_new(j, "created_at", json_string(created));
-	json_object_set_new(j, "team", json_string(req->team));
-	json_object_set_new(j, "name", json_string(s.name));
-	json_object_set(j, "labels", s.labels);
+	json_object_set_new(j, "team", json_string(team));
+	json_object_set_new(j, "name", json_string(s->name));
+	json_object_set(j, "labels", s->labels);
+	if (s->source != NULL)
+		json_object_set(j, "source", s->source);
 	text = json_dumps(j, JSON_COMPACT);
 	c.context_json = json_dumps(json_object_get(j, "context"),
 	    JSON_COMPACT);
@@ -467,39 +535,150 @@ h_post_check(struct api_ctx *ctx, const struct api_req *req,
 		rows[i].severity = severity_name(r->findings[i].severity);
 		rows[i].line = r->findings[i].line;
 	}
-	c.team = req->team;
-	c.name = s.name;
+	c.team = team;
+	c.name = s->name;
 	c.config_sha256 = r->config_sha256;
 	c.verdict = verdict_name(r->verdict);
 	c.errors = (long)r->count[SEV_ERROR];
 	c.warnings = (long)r->count[SEV_WARNING];
 	c.infos = (long)r->count[SEV_INFO];
 	c.json = text;
-	c.config = s.config;
-	c.config_len = s.config_len;
+	c.config = s->config;
+	c.config_len = s->config_len;
 	c.idem_key = req->idem_key;
-	if (req->idem_key != NULL)
-		c.body_sha256 = fp;
-	else
-		c.body_sha256 = r->config_sha256;
+	c.body_sha256 = req->idem_key != NULL ? fp : r->config_sha256;
 	c.findings = rows;
 	c.nfindings = r->nfindings;
 	rv = ctx->store.ops->put_check(ctx->store.self, &c, &e);
 	free((char *)(uintptr_t)c.context_json);
+	free(rows);
 	if (rv != 0) {
 		free(text);
 		api_problem_err(resp, &e);
-		goto out;
+		return;
 	}
-	api_json_text(resp, 201, text, strlen(text));
 	api_header(resp, "Location", arena_printf(req->arena,
 	    "/v1/checks/%s", c.id));
-	goto out;
+	if (fmt == OUT_JSON) {
+		api_json_text(resp, 201, text, strlen(text));
+		return;
+	}
+	free(text);
+	{
+		json_t *src = s->source;
+		const char *file = json_string_value(json_object_get(src,
+		    "path"));
+		struct format_input in = { r, file != NULL ? file : s->name };
+
+		if (fmt == OUT_SARIF)
+			j = formats_sarif(&in, 1, PREFLIGHT_VERSION);
+		else if (fmt == OUT_GITHUB)
+			j = formats_github(&in, 1);
+		else
+			j = formats_gitlab(&in, 1);
+		api_json(resp, 201, j);
+		if (fmt == OUT_SARIF && resp->status == 201)
+			resp->content_type = "application/sarif+json";
+	}
+	return;
 nomem:
 	api_problem(resp, 500, "internal", "Internal Server Error", NULL,
 	    "out of memory");
-out:
-	free(rows);
+}
+
+/* createCheck: POST /v1/checks */
+void
+h_post_check(struct api_ctx *ctx, const struct api_req *req,
+    const struct query *q, const struct route_match *m,
+    struct api_resp *resp)
+{
+	struct submission s;
+
+	(void)m;
+	if (decode_submission(&s, req, q, SUB_CHECK, resp) == 0)
+		store_and_answer(ctx, req, &s, req->team, OUT_JSON, resp);
+	submission_fini(&s);
+}
+
+/* The output format of a CI call: ?format= first, then Accept. */
+static int
+ci_format(enum out_format *out, const struct api_req *req,
+    const struct query *q, struct api_resp *resp)
+{
+	const char *f = query_get(q, "format");
+
+	if (f == NULL) {
+		*out = req->accept != NULL &&
+		    strstr(req->accept, "application/sarif+json") != NULL ?
+		    OUT_SARIF : OUT_JSON;
+		return 0;
+	}
+	if (strcmp(f, "json") == 0)
+		*out = OUT_JSON;
+	else if (strcmp(f, "sarif") == 0)
+		*out = OUT_SARIF;
+	else if (strcmp(f, "github") == 0)
+		*out = OUT_GITHUB;
+	else if (strcmp(f, "gitlab") == 0)
+		*out = OUT_GITLAB;
+	else {
+		api_problem(resp, 400, "bad-query", "Bad query string", NULL,
+		    "format must be json, sarif, github or gitlab");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * createCiCheck: POST /v1/ci/checks, authenticated by
+ * X-Preflight-Signature: sha256=<hex HMAC-SHA256 of the raw body>.  The
+ * comparison is digest_equal(): constant time by construction (it reads
+ * every byte of the presented signature whatever the first mismatch).
+ */
+void
+h_ci_check(struct api_ctx *ctx, const struct api_req *req,
+    const struct query *q, const struct route_match *m,
+    struct api_resp *resp)
+{
+	struct submission s;
+	enum out_format fmt;
+	char want[65];
+	const char *sig = req->signature;
+
+	(void)m;
+	memset(&s, 0, sizeof(s));
+	if (ctx->ci_secret == NULL) {
+		api_problem(resp, 503, "ci-not-configured",
+		    "Service Unavailable", NULL, "the CI webhook is not "
+		    "configured on this server (PREFLIGHT_CI_SECRET)");
+		return;
+	}
+	if (sig == NULL || strncmp(sig, "sha256=", 7) != 0 ||
+	    digest_hmac_sha256_hex(want, ctx->ci_secret, req->body != NULL ?
+	    req->body : "", req->body_len) != 0 ||
+	    !digest_equal(sig + 7, want)) {
+		api_problem(resp, 401, "bad-signature", "Unauthorized", NULL,
+		    "X-Preflight-Signature must be sha256=<hex HMAC-SHA256 "
+		    "of the body> with the CI secret");
+		api_header(resp, "WWW-Authenticate",
+		    "HMAC realm=\"preflight-ci\"");
+		return;
+	}
+	if (ci_format(&fmt, req, q, resp) != 0)
+		return;
+	if (decode_submission(&s, req, q, SUB_CI, resp) == 0) {
+		if (s.name[0] == '\0') {
+			/* The history of repo:path is the config's. */
+			const char *n = arena_printf(req->arena, "%s:%s",
+			    json_string_value(json_object_get(s.source,
+			    "repo")), json_string_value(json_object_get(
+			    s.source, "path")));
+
+			s.name = n != NULL ? n : "";
+		}
+		if (check_name(s.name, resp) == 0)
+			store_and_answer(ctx, req, &s, req->team, fmt, resp);
+	}
 	submission_fini(&s);
 }
 
@@ -514,7 +693,7 @@ h_estimate(struct api_ctx *ctx, const struct api_req *req,
 	json_t *full, *j;
 
 	(void)m;
-	if (decode_submission(&s, req, q, false, resp) != 0 ||
+	if (decode_submission(&s, req, q, SUB_ESTIMATE, resp) != 0 ||
 	    run_check(&r, ctx, req, &s, resp) != 0)
 		goto out;
 	full = encode_report_json(r, NULL);

@@ -23,7 +23,7 @@
 #include "api/formats.h"
 #include "core/arena.h"
 #include "core/check.h"
-#include "server/version.h"
+#include "core/version.h"
 
 /* Budget for one config's arena: ample for max_bytes of input. */
 #define CLI_ARENA_CAP ((size_t)256 << 20)

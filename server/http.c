@@ -24,6 +24,7 @@
 #include <microhttpd.h>
 
 #include "core/arena.h"
+#include "server/auth.h"
 #include "server/log.h"
 #include "server/metrics.h"
 
@@ -49,6 +50,8 @@ struct req {
 	bool answered;		/* a response was queued */
 	struct timespec t0;
 	char request_id[72];
+	char team[65];		/* who is calling (auth) */
+	bool admin;
 };
 
 static double
@@ -178,7 +181,7 @@ respond(struct req *r, struct MHD_Connection *c, const char *method,
 	log_json("info", json_pack("{s:s, s:s, s:s, s:i, s:f, s:s, s:s?}",
 	    "request_id", r->request_id, "method", method, "route",
 	    ar->route, "status", ar->status, "duration_ms", secs * 1e3,
-	    "team", r->s->cfg.team, "verdict", ar->verdict));
+	    "team", r->team, "verdict", ar->verdict));
 	return ok;
 }
 
@@ -190,6 +193,19 @@ too_large(struct req *r, struct MHD_Connection *c, const char *method)
 	memset(&ar, 0, sizeof(ar));
 	ar.route = "unmatched";
 	api_too_large(&ar, r->s->cfg.max_body);
+	return respond(r, c, method, &ar);
+}
+
+/* 401 or 429 before the body is read. */
+static enum MHD_Result
+refuse(struct req *r, struct MHD_Connection *c, const char *method,
+    enum auth_verdict v)
+{
+	struct api_resp ar;
+
+	memset(&ar, 0, sizeof(ar));
+	ar.route = "unmatched";
+	api_auth_problem(&ar, v == AUTH_LIMIT ? 429 : 401);
 	return respond(r, c, method, &ar);
 }
 
@@ -211,8 +227,27 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 	if (r->request_id[0] == '\0') {
 		const char *cl;
 
+		const union MHD_ConnectionInfo *ci;
+		enum auth_verdict v;
+		char *qm;
+
 		/* First call: headers are in, no body yet. */
 		set_request_id(r, c);
+		qm = strchr(r->uri, '?');
+		if (qm != NULL)
+			*qm = '\0';
+		ci = MHD_get_connection_info(c,
+		    MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		v = auth_request(s->cfg.auth, method, r->uri,
+		    MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+		    MHD_HTTP_HEADER_AUTHORIZATION), ci != NULL ?
+		    ci->client_addr : NULL, r->team, &r->admin);
+		if (qm != NULL)
+			*qm = '?';
+		if (v != AUTH_PASS) {
+			r->too_large = true;	/* drop any body */
+			return refuse(r, c, method, v);
+		}
 		cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 		    MHD_HTTP_HEADER_CONTENT_LENGTH);
 		if (cl != NULL && strtoull(cl, NULL, 10) > s->cfg.max_body) {
@@ -274,10 +309,14 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 	    "Idempotency-Key");
 	ar.origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 	    "Origin");
+	ar.accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+	    MHD_HTTP_HEADER_ACCEPT);
+	ar.signature = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+	    "X-Preflight-Signature");
 	ar.body = r->body;
 	ar.body_len = r->len;
-	ar.team = s->cfg.team;
-	ar.admin = true;
+	ar.team = r->team;
+	ar.admin = r->admin;
 	ar.arena = &r->arena;
 	api_handle(s->api, &ar, &resp);
 	return respond(r, c, method, &resp);
@@ -315,6 +354,7 @@ http_start(struct http_server **out, const struct http_config *cfg,
 	socklen_t sslen;
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
 	    MHD_USE_ITC | MHD_USE_ERROR_LOG;
+	struct MHD_OptionItem tls[3];
 	const union MHD_DaemonInfo *info;
 
 	*out = NULL;
@@ -347,7 +387,17 @@ http_start(struct http_server **out, const struct http_config *cfg,
 	s->api = api;
 	s->m = m;
 	pthread_mutex_init(&s->mu, NULL);
+	memset(tls, 0, sizeof(tls));
+	tls[0].option = tls[1].option = tls[2].option = MHD_OPTION_END;
+	if (cfg->tls_cert != NULL) {
+		flags |= MHD_USE_TLS;
+		tls[0].option = MHD_OPTION_HTTPS_MEM_CERT;
+		tls[0].ptr_value = (void *)(uintptr_t)cfg->tls_cert;
+		tls[1].option = MHD_OPTION_HTTPS_MEM_KEY;
+		tls[1].ptr_value = (void *)(uintptr_t)cfg->tls_key;
+	}
 	s->d = MHD_start_daemon(flags, cfg->port, NULL, NULL, on_request, s,
+	    MHD_OPTION_ARRAY, tls,
 	    MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 	    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 	    MHD_OPTION_URI_LOG_CALLBACK, uri_logger, s,

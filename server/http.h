@@ -13,6 +13,7 @@
 #include "api/api.h"
 #include "core/err.h"
 
+struct auth;
 struct metrics;
 struct http_server;
 
@@ -24,8 +25,10 @@ struct http_config {
 	unsigned conn_limit;	/* simultaneous connections */
 	unsigned conn_timeout;	/* seconds of inactivity before close */
 	size_t conn_memory;	/* MHD's per-connection buffer */
-	const char *team;	/* team of every request (no auth) */
 	unsigned threads;	/* request threads (libmicrohttpd pool) */
+	struct auth *auth;	/* who is calling; borrowed */
+	const char *tls_cert;	/* PEM text, or NULL for plain HTTP */
+	const char *tls_key;	/* PEM text */
 };
 
 /*

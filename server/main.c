@@ -7,7 +7,8 @@
 
 #include "cli.h"
 #include "serve.h"
-#include "version.h"
+#include "token.h"
+#include "core/version.h"
 
 static void
 usage(FILE *out)
@@ -16,6 +17,7 @@ usage(FILE *out)
 	    "usage: preflight check [FILE... | -] [options]   "
 	    "(preflight check --help)\n"
 	    "       preflight serve [options]   (preflight serve --help)\n"
+	    "       preflight token create|list|revoke ... --db FILE\n"
 	    "       preflight migrate --db FILE\n"
 	    "       preflight version\n");
 }
@@ -31,6 +33,8 @@ main(int argc, char **argv)
 		return cli_check(argc - 1, argv + 1);
 	if (strcmp(argv[1], "serve") == 0)
 		return serve_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "token") == 0)
+		return token_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "migrate") == 0)
 		return migrate_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "version") == 0 ||

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "api/api.h"
+#include "server/auth.h"
 #include "server/http.h"
 #include "server/log.h"
 #include "server/metrics.h"
@@ -48,6 +49,11 @@ struct serve_opts {
 	unsigned conn_limit;
 	unsigned conn_timeout;
 	unsigned threads;
+	const char *metrics_token;
+	const char *ci_secret_file;
+	const char *ci_team;
+	const char *tls_cert;
+	const char *tls_key;
 	bool check_only;	/* -n: check the configuration and exit */
 };
 
@@ -192,7 +198,10 @@ serve_usage(FILE *out)
 	    "[--cors-origin ORIGIN]... [--log FILE]\n"
 	    "                       [--max-connections N] "
 	    "[--connection-timeout SECONDS] [--threads N]\n"
-	    "                       [--insecure-no-auth]\n"
+	    "                       [--insecure-no-auth] [--metrics-token TOKEN]\n"
+	    "                       [--ci-secret-file FILE] [--ci-team TEAM]\n"
+	    "                       [--tls-cert FILE --tls-key FILE]\n"
+	    "The CI secret can also come from PREFLIGHT_CI_SECRET.\n"
 	    "Each flag can also be set as PREFLIGHT_<FLAG> (e.g. "
 	    "PREFLIGHT_LISTEN, PREFLIGHT_DB).\n");
 }
@@ -200,7 +209,8 @@ serve_usage(FILE *out)
 enum {
 	OPT_LISTEN = 1000, OPT_DB, OPT_AUTH, OPT_MAX_BODY, OPT_REQ_MEM,
 	OPT_RETAIN, OPT_DURABILITY, OPT_CORS, OPT_LOG, OPT_MAXCONN,
-	OPT_TIMEOUT, OPT_INSECURE, OPT_POLICY, OPT_THREADS
+	OPT_TIMEOUT, OPT_INSECURE, OPT_POLICY, OPT_THREADS, OPT_METRICS_TOKEN,
+	OPT_CI_SECRET_FILE, OPT_CI_TEAM, OPT_TLS_CERT, OPT_TLS_KEY
 };
 
 /* Apply one option; errors are counted and printed, not fatal here. */
@@ -226,10 +236,8 @@ apply(struct serve_opts *o, int opt, const char *v, const char *src)
 			return 0;
 		}
 		if (strcmp(v, "token") == 0) {
-			fprintf(stderr, "preflight serve: %s: token auth is "
-			    "not available yet (issue #5); use --auth none "
-			    "on a loopback address\n", src);
-			return -1;
+			o->auth = v;
+			return 0;
 		}
 		fprintf(stderr, "preflight serve: %s: must be none or token, "
 		    "got '%s'\n", src, v);
@@ -295,6 +303,31 @@ apply(struct serve_opts *o, int opt, const char *v, const char *src)
 	case OPT_INSECURE:
 		o->insecure_no_auth = true;
 		return 0;
+	case OPT_METRICS_TOKEN:
+		if (strlen(v) >= 16) {
+			o->metrics_token = v;
+			return 0;
+		}
+		fprintf(stderr, "preflight serve: %s: a metrics token needs at "
+		    "least 16 characters\n", src);
+		return -1;
+	case OPT_CI_SECRET_FILE:
+		o->ci_secret_file = v;
+		return 0;
+	case OPT_CI_TEAM:
+		if (strlen(v) > 0 && strlen(v) <= 64) {
+			o->ci_team = v;
+			return 0;
+		}
+		fprintf(stderr, "preflight serve: %s: a team name is 1 to 64 "
+		    "bytes\n", src);
+		return -1;
+	case OPT_TLS_CERT:
+		o->tls_cert = v;
+		return 0;
+	case OPT_TLS_KEY:
+		o->tls_key = v;
+		return 0;
 	case OPT_POLICY:
 		fprintf(stderr, "preflight serve: %s: policies arrive with "
 		    "the rule core (issue #3)\n", src);
@@ -318,6 +351,11 @@ static const struct option serve_longopts[] = {
 	{ "insecure-no-auth", no_argument, NULL, OPT_INSECURE },
 	{ "policy", required_argument, NULL, OPT_POLICY },
 	{ "threads", required_argument, NULL, OPT_THREADS },
+	{ "metrics-token", required_argument, NULL, OPT_METRICS_TOKEN },
+	{ "ci-secret-file", required_argument, NULL, OPT_CI_SECRET_FILE },
+	{ "ci-team", required_argument, NULL, OPT_CI_TEAM },
+	{ "tls-cert", required_argument, NULL, OPT_TLS_CERT },
+	{ "tls-key", required_argument, NULL, OPT_TLS_KEY },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
@@ -380,6 +418,7 @@ parse_opts(struct serve_opts *o, int argc, char **argv)
 	o->conn_limit = 1000;
 	o->conn_timeout = 30;
 	o->threads = 4;
+	o->ci_team = "ci";
 	bad = apply_env(o);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "nh", serve_longopts, NULL)) !=
@@ -411,9 +450,44 @@ parse_opts(struct serve_opts *o, int argc, char **argv)
 		    o->host);
 		bad = -1;
 	}
+	if ((o->tls_cert == NULL) != (o->tls_key == NULL)) {
+		fprintf(stderr, "preflight serve: --tls-cert and --tls-key go "
+		    "together\n");
+		bad = -1;
+	}
 	if (bad != 0)
 		serve_usage(stderr);
 	return bad;
+}
+
+/*
+ * The whole of a small file (a secret, a PEM) into a malloc'd string,
+ * trailing newlines kept unless strip.  NULL and a message on error.
+ */
+static char *
+read_small(const char *path, bool strip, const char *what)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	size_t n;
+
+	if (f == NULL) {
+		fprintf(stderr, "preflight serve: cannot read %s %s: %s\n",
+		    what, path, strerror(errno));
+		return NULL;
+	}
+	buf = calloc(1, 65537);
+	n = buf != NULL ? fread(buf, 1, 65536, f) : 0;
+	fclose(f);
+	if (buf == NULL || n == 0 || n == 65536) {
+		fprintf(stderr, "preflight serve: %s %s is empty or larger "
+		    "than 64 KiB\n", what, path);
+		free(buf);
+		return NULL;
+	}
+	while (strip && n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+		buf[--n] = '\0';
+	return buf;
 }
 
 /* mkdir -p the folder holding path (data/ for the default database). */
@@ -502,6 +576,9 @@ serve_main(int argc, char **argv)
 	struct http_server *http = NULL;
 	struct http_config hc;
 	struct pruner pr;
+	struct auth *auth = NULL;
+	struct auth_config ac;
+	char *ci_secret = NULL, *tls_cert = NULL, *tls_key = NULL;
 	bool pruning = false, api_ready = false;
 	struct err e = { 0 };
 	sigset_t set;
@@ -509,6 +586,30 @@ serve_main(int argc, char **argv)
 
 	if (parse_opts(&o, argc, argv) != 0)
 		return 2;
+	if (o.ci_secret_file != NULL) {
+		ci_secret = read_small(o.ci_secret_file, true, "CI secret");
+		if (ci_secret == NULL)
+			return 2;
+	} else if (getenv("PREFLIGHT_CI_SECRET") != NULL &&
+	    *getenv("PREFLIGHT_CI_SECRET") != '\0') {
+		ci_secret = strdup(getenv("PREFLIGHT_CI_SECRET"));
+	}
+	if (ci_secret != NULL && strlen(ci_secret) < 16) {
+		fprintf(stderr, "preflight serve: the CI secret needs at least "
+		    "16 characters\n");
+		free(ci_secret);
+		return 2;
+	}
+	if (o.tls_cert != NULL) {
+		tls_cert = read_small(o.tls_cert, false, "TLS certificate");
+		tls_key = read_small(o.tls_key, false, "TLS key");
+		if (tls_cert == NULL || tls_key == NULL) {
+			free(tls_cert);
+			free(tls_key);
+			free(ci_secret);
+			return 2;
+		}
+	}
 	if (log_open(o.log_path) != 0) {
 		fprintf(stderr, "preflight serve: cannot open log %s: %s\n",
 		    o.log_path, strerror(errno));
@@ -517,13 +618,22 @@ serve_main(int argc, char **argv)
 	make_parent(o.db);
 	if (store_sqlite_open(&env.store, o.db, o.full_sync, &e) != 0) {
 		fprintf(stderr, "preflight serve: %s: %s\n", o.db, e.msg);
-		return 1;
+		goto out;
 	}
 	if (o.check_only) {
 		printf("configuration OK\n");
-		store_sqlite_close(env.store);
-		return 0;
+		code = 0;
+		goto out;
 	}
+	memset(&ac, 0, sizeof(ac));
+	ac.tokens = strcmp(o.auth, "token") == 0;
+	ac.metrics_token = o.metrics_token;
+	ac.ci_team = o.ci_team;
+	ac.fail_limit = 20;
+	ac.fail_window_s = 60;
+	auth = auth_new(&ac, env.store);
+	if (auth == NULL)
+		goto out;
 	env.m = metrics_new();
 	if (env.m == NULL)
 		goto out;
@@ -533,6 +643,7 @@ serve_main(int argc, char **argv)
 	limits_default(&api.lim);
 	api.lim.max_bytes = o.max_body;
 	api.max_body = o.max_body;
+	api.ci_secret = ci_secret;
 	api.cors_origins = o.cors;
 	api.ncors = o.ncors;
 	api.env = &env;
@@ -556,8 +667,10 @@ serve_main(int argc, char **argv)
 	hc.conn_limit = o.conn_limit;
 	hc.conn_timeout = o.conn_timeout;
 	hc.conn_memory = 64 * 1024;
-	hc.team = "default";
 	hc.threads = o.threads;
+	hc.auth = auth;
+	hc.tls_cert = tls_cert;
+	hc.tls_key = tls_key;
 	if (http_start(&http, &hc, &api, env.m, &e) != 0) {
 		fprintf(stderr, "preflight serve: %s\n", e.msg);
 		goto out;
@@ -571,10 +684,14 @@ serve_main(int argc, char **argv)
 		pruning = pthread_create(&pr.thread, NULL, prune_loop, &pr) ==
 		    0;
 	}
-	log_json("info", json_pack("{s:s, s:s, s:i, s:s, s:s, s:I}",
+	log_json("info", json_pack("{s:s, s:s, s:i, s:s, s:s, s:s, s:I, s:s, "
+	    "s:b, s:b}",
 	    "msg", "listening", "host", o.host, "port", http_port(http),
+	    "scheme", tls_cert != NULL ? "https" : "http",
 	    "db", o.db, "durability", o.full_sync ? "full" : "normal",
-	    "max_body", (json_int_t)o.max_body));
+	    "max_body", (json_int_t)o.max_body, "auth", o.auth,
+	    "ci_webhook", ci_secret != NULL, "metrics_token",
+	    o.metrics_token != NULL));
 	for (;;) {
 		if (sigwait(&set, &sig) != 0)
 			continue;
@@ -614,8 +731,12 @@ out:
 		pthread_mutex_destroy(&pr.mu);
 	}
 	http_stop(http);
+	auth_free(auth);
 	store_sqlite_close(env.store);
 	metrics_free(env.m);
+	free(ci_secret);
+	free(tls_cert);
+	free(tls_key);
 	if (api_ready)
 		api_ctx_fini(&api);
 	if (code == 0)

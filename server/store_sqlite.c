@@ -33,6 +33,7 @@ struct reader {
 	sqlite3_stmt *get_idem;
 	sqlite3_stmt *list[LIST_VARIANTS];	/* lazily prepared */
 	sqlite3_stmt *stats[2];	/* [0] all teams, [1] one team */
+	sqlite3_stmt *find_token;
 };
 
 /* Statements of the writer connection (writer thread only). */
@@ -63,7 +64,8 @@ run(sqlite3_stmt *st)
 enum job_kind {
 	JOB_PUT,		/* insert a check and its findings */
 	JOB_PROBE,		/* prove the database is writable */
-	JOB_PRUNE		/* delete a batch of old checks */
+	JOB_PRUNE,		/* delete a batch of old checks */
+	JOB_CALL		/* run fn on the writer connection */
 };
 
 /* A write waiting for the writer thread; lives on the caller's stack. */
@@ -73,6 +75,8 @@ struct job {
 	const char *before_id;	/* JOB_PRUNE */
 	int batch;		/* JOB_PRUNE */
 	int deleted;		/* JOB_PRUNE result */
+	int (*fn)(sqlite3 *db, void *arg, struct err *e);	/* JOB_CALL */
+	void *arg;		/* JOB_CALL */
 	int rv;			/* result: 0 or enum err_code */
 	struct err *e;		/* the caller's */
 	bool done;
@@ -299,6 +303,8 @@ run_batch(struct store_sqlite *s, struct job *list)
 			j->rv = sqlite3_step(s->w.beat) == SQLITE_DONE ? 0 :
 			    db_fail(db, j->e, "write probe");
 			sqlite3_reset(s->w.beat);
+		} else if (j->kind == JOB_CALL) {
+			j->rv = j->fn(db, j->arg, j->e);
 		} else if (j->kind == JOB_PRUNE) {
 			if (sqlite3_bind_text(s->w.prune, 1, j->before_id, -1,
 			    SQLITE_STATIC) ||
@@ -512,6 +518,10 @@ store_sqlite_open(struct store_sqlite **out, const char *path,
 	    "idem_key, body_sha256 FROM checks WHERE id = ?1 AND "
 	    "(?2 IS NULL OR team = ?2)", e);
 	if (rv == 0)
+		rv = prepare(s->r.db, &s->r.find_token,
+		    "SELECT id, team, admin, created_at, 0 FROM tokens WHERE "
+		    "token_sha256 = ?1 AND revoked_at IS NULL", e);
+	if (rv == 0)
 		rv = prepare(s->r.db, &s->r.get_idem,
 		    "SELECT id, created_at, team, name, config_sha256, "
 		    "verdict, errors, warnings, infos, context, report, config, "
@@ -559,6 +569,7 @@ store_sqlite_close(struct store_sqlite *s)
 		pthread_join(s->ckpt_thread, NULL);
 	sqlite3_finalize(s->r.get_check);
 	sqlite3_finalize(s->r.get_idem);
+	sqlite3_finalize(s->r.find_token);
 	for (i = 0; i < LIST_VARIANTS; i++)
 		sqlite3_finalize(s->r.list[i]);
 	sqlite3_finalize(s->r.stats[0]);
@@ -933,6 +944,162 @@ store_sqlite_prune(struct store_sqlite *s, const char *before_id, int batch,
 	j.e = e;
 	rv = submit(s, &j);
 	*deleted = j.deleted;
+	return rv;
+}
+
+/* ---- tokens -------------------------------------------------------- */
+
+struct token_args {
+	const char *team;
+	bool admin;
+	const char *sha;
+	int64_t now_ms;
+	long long id;		/* add: out; revoke: in */
+};
+
+static int
+token_add_fn(sqlite3 *db, void *arg, struct err *e)
+{
+	struct token_args *t = arg;
+	sqlite3_stmt *st = NULL;
+	int rv = 0;
+
+	if (sqlite3_prepare_v2(db, "INSERT INTO tokens (team, admin, "
+	    "token_sha256, created_at) VALUES (?1, ?2, ?3, ?4)", -1, &st,
+	    NULL) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 1, t->team, -1, SQLITE_STATIC) ||
+	    sqlite3_bind_int(st, 2, t->admin) ||
+	    sqlite3_bind_text(st, 3, t->sha, -1, SQLITE_STATIC) ||
+	    sqlite3_bind_int64(st, 4, t->now_ms) ||
+	    sqlite3_step(st) != SQLITE_DONE)
+		rv = db_fail(db, e, "add token");
+	else
+		t->id = sqlite3_last_insert_rowid(db);
+	sqlite3_finalize(st);
+	return rv;
+}
+
+static int
+token_revoke_fn(sqlite3 *db, void *arg, struct err *e)
+{
+	struct token_args *t = arg;
+	sqlite3_stmt *st = NULL;
+	int rv = 0;
+
+	if (sqlite3_prepare_v2(db, "UPDATE tokens SET revoked_at = ?1 WHERE "
+	    "id = ?2 AND revoked_at IS NULL", -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_bind_int64(st, 1, t->now_ms) ||
+	    sqlite3_bind_int64(st, 2, t->id) ||
+	    sqlite3_step(st) != SQLITE_DONE)
+		rv = db_fail(db, e, "revoke token");
+	else if (sqlite3_changes(db) == 0)
+		rv = err_set(e, ERR_NOTFOUND, NULL,
+		    "no valid token with id %lld", t->id);
+	sqlite3_finalize(st);
+	return rv;
+}
+
+static int
+call(struct store_sqlite *s, int (*fn)(sqlite3 *, void *, struct err *),
+    void *arg, struct err *e)
+{
+	struct job j;
+
+	memset(&j, 0, sizeof(j));
+	j.kind = JOB_CALL;
+	j.fn = fn;
+	j.arg = arg;
+	j.e = e;
+	return submit(s, &j);
+}
+
+int
+store_sqlite_token_add(struct store_sqlite *s, const char *team, bool admin,
+    const char *sha256_hex, int64_t now_ms, long long *id, struct err *e)
+{
+	struct token_args t = { team, admin, sha256_hex, now_ms, 0 };
+	int rv = call(s, token_add_fn, &t, e);
+
+	*id = t.id;
+	return rv;
+}
+
+int
+store_sqlite_token_revoke(struct store_sqlite *s, long long id,
+    int64_t now_ms, struct err *e)
+{
+	struct token_args t = { NULL, false, NULL, now_ms, id };
+
+	return call(s, token_revoke_fn, &t, e);
+}
+
+static void
+read_token(struct store_token *t, sqlite3_stmt *st)
+{
+	const char *team = (const char *)sqlite3_column_text(st, 1);
+
+	memset(t, 0, sizeof(*t));
+	t->id = sqlite3_column_int64(st, 0);
+	snprintf(t->team, sizeof(t->team), "%s", team != NULL ? team : "");
+	t->admin = sqlite3_column_int(st, 2) != 0;
+	t->created_at_ms = sqlite3_column_int64(st, 3);
+	t->revoked_at_ms = sqlite3_column_int64(st, 4);
+}
+
+int
+store_sqlite_token_list(struct store_sqlite *s,
+    void (*fn)(void *arg, const struct store_token *t), void *arg,
+    struct err *e)
+{
+	sqlite3_stmt *st = NULL;
+	struct store_token t;
+	int rc, rv = 0;
+
+	pthread_mutex_lock(&s->rmu);
+	if (sqlite3_prepare_v2(s->r.db, "SELECT id, team, admin, created_at, "
+	    "coalesce(revoked_at, 0) FROM tokens ORDER BY id", -1, &st,
+	    NULL) != SQLITE_OK) {
+		rv = db_fail(s->r.db, e, "list tokens");
+		goto out;
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		read_token(&t, st);
+		fn(arg, &t);
+	}
+	if (rc != SQLITE_DONE)
+		rv = db_fail(s->r.db, e, "list tokens");
+out:
+	sqlite3_finalize(st);
+	pthread_mutex_unlock(&s->rmu);
+	return rv;
+}
+
+int
+store_sqlite_token_find(struct store_sqlite *s, const char *sha256_hex,
+    struct store_token *out, struct err *e)
+{
+	sqlite3_stmt *st;
+	int rc, rv;
+
+	pthread_mutex_lock(&s->rmu);
+	st = s->r.find_token;
+	if (sqlite3_bind_text(st, 1, sha256_hex, -1, SQLITE_STATIC)) {
+		rv = db_fail(s->r.db, e, "bind");
+		goto out;
+	}
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		read_token(out, st);
+		rv = 0;
+	} else if (rc == SQLITE_DONE) {
+		rv = err_set(e, ERR_NOTFOUND, NULL, "no such token");
+	} else {
+		rv = db_fail(s->r.db, e, "find token");
+	}
+out:
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	pthread_mutex_unlock(&s->rmu);
 	return rv;
 }
 

@@ -42,6 +42,36 @@ struct store store_sqlite_iface(struct store_sqlite *s);
 int store_sqlite_prune(struct store_sqlite *s, const char *before_id,
     int batch, int *deleted, struct err *e);
 
+/* A stored API token (never the token itself). */
+struct store_token {
+	long long id;
+	char team[65];
+	bool admin;
+	int64_t created_at_ms;
+	int64_t revoked_at_ms;	/* 0 while valid */
+};
+
+/* Store a token's SHA-256 (hex) for team; *id gets its id. */
+int store_sqlite_token_add(struct store_sqlite *s, const char *team,
+    bool admin, const char *sha256_hex, int64_t now_ms, long long *id,
+    struct err *e);
+
+/* Revoke token id; ERR_NOTFOUND if there is no such valid token. */
+int store_sqlite_token_revoke(struct store_sqlite *s, long long id,
+    int64_t now_ms, struct err *e);
+
+/* Call fn for every token, oldest first. */
+int store_sqlite_token_list(struct store_sqlite *s,
+    void (*fn)(void *arg, const struct store_token *t), void *arg,
+    struct err *e);
+
+/*
+ * The valid token with this SHA-256 (hex): 0 and *out filled, or
+ * ERR_NOTFOUND.  The lookup is by hash, so no secret is compared.
+ */
+int store_sqlite_token_find(struct store_sqlite *s, const char *sha256_hex,
+    struct store_token *out, struct err *e);
+
 /* Schema version now applied. */
 int store_sqlite_version(struct store_sqlite *s);
 

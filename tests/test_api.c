@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "api/api.h"
+#include "api/digest.h"
 #include "core/arena.h"
 #include "core/doc.h"
 #include "server/store_sqlite.h"
@@ -678,6 +679,41 @@ test_api__cors(void **state)
 	env->ctx.ncors = 0;
 }
 
+/* RFC 4231 test case 2, and the constant-time comparison's answers. */
+static void
+test_api__hmac_and_equal(void **state)
+{
+	char out[65];
+
+	(void)state;
+	assert_int_equal(digest_hmac_sha256_hex(out, "Jefe",
+	    "what do ya want for nothing?", 28), 0);
+	assert_string_equal(out, "5bdcc146bf60754e6a042426089575c75a003f08"
+	    "9d2739839dec58b964ec3843");
+	assert_true(digest_equal("abc", "abc"));
+	assert_false(digest_equal("abc", "abd"));
+	assert_false(digest_equal("abc", "abcd"));
+	assert_false(digest_equal("abcd", "abc"));
+	assert_false(digest_equal("", "a"));
+}
+
+static void
+test_api__ci_needs_a_secret_and_a_signature(void **state)
+{
+	struct env *env = *state;
+	struct call c;
+
+	call(&c, env, "POST", "/v1/ci/checks", "application/json", "{}");
+	assert_problem(&c, 503, "not configured");
+	call_fini(&c);
+	env->ctx.ci_secret = "0123456789abcdef";
+	call(&c, env, "POST", "/v1/ci/checks", "application/json", "{}");
+	assert_problem(&c, 401, "X-Preflight-Signature");
+	assert_non_null(strstr(c.headers, "WWW-Authenticate"));
+	call_fini(&c);
+	env->ctx.ci_secret = NULL;
+}
+
 /* Every route served is a path+method in openapi.yaml and back. */
 static void
 test_api__routes_match_openapi(void **state)
@@ -762,6 +798,10 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_api__cors, setup,
 		    teardown),
 		cmocka_unit_test(test_api__routes_match_openapi),
+		cmocka_unit_test(test_api__hmac_and_equal),
+		cmocka_unit_test_setup_teardown(
+		    test_api__ci_needs_a_secret_and_a_signature, setup,
+		    teardown),
 	};
 	size_t nf = sizeof(fixed) / sizeof(fixed[0]);
 	size_t nb = sizeof(bad_reqs) / sizeof(bad_reqs[0]);
