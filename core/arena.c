@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ARENA_FIRST_BLOCK ((size_t)16 * 1024)
+#define ARENA_FIRST_BLOCK ((size_t)64 * 1024)
 
 struct block {
 	struct block *next;	/* older block */

@@ -78,15 +78,22 @@ done(const struct cur *c)
 static bool
 is_bool(const char *s, size_t len)
 {
-	static const char *const words[] = {
-		"yes", "Yes", "YES", "no", "No", "NO",
-		"true", "True", "TRUE", "false", "False", "FALSE",
-		"on", "On", "ON", "off", "Off", "OFF",
+	static const struct {
+		const char *w;
+		size_t n;
+	} words[] = {
+		{ "yes", 3 }, { "Yes", 3 }, { "YES", 3 }, { "no", 2 },
+		{ "No", 2 }, { "NO", 2 }, { "true", 4 }, { "True", 4 },
+		{ "TRUE", 4 }, { "false", 5 }, { "False", 5 }, { "FALSE", 5 },
+		{ "on", 2 }, { "On", 2 }, { "ON", 2 }, { "off", 3 },
+		{ "Off", 3 }, { "OFF", 3 },
 	};
 	size_t i;
 
+	if (len < 2 || len > 5)
+		return false;
 	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
-		if (strlen(words[i]) == len && memcmp(words[i], s, len) == 0)
+		if (words[i].n == len && memcmp(words[i].w, s, len) == 0)
 			return true;
 	return false;
 }
