@@ -4,6 +4,7 @@
 #include "check.h"
 
 #include "arena.h"
+#include "config.h"
 #include "rules.h"
 
 /* schema.duplicate_key: PyYAML keeps the last; say so at the second. */
@@ -48,6 +49,8 @@ check_run(struct report **out, const char *buf, size_t len,
 		return rv;
 	r->doc = d;
 	rv = report_dups(r, d, a);
+	if (rv == 0)
+		rv = config_check(r, d, a);
 	if (rv != 0)
 		return err_set(e, rv, NULL,
 		    "request memory budget spent while reporting");

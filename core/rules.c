@@ -11,6 +11,18 @@ static const struct rule_def rules[] = {
 	  "a key is written twice in one mapping",
 	  "remove one of the two; Axolotl uses the last value",
 	  "docs/rules.md#schemaduplicate_key" },
+	{ "schema.plugin_key_without_plugin", SEV_WARNING,
+	  "a plugin's key is set but the plugin is not listed",
+	  "add the plugin's class to plugins:, or remove the key",
+	  "docs/rules.md#schemaplugin_key_without_plugin" },
+	{ "schema.type", SEV_ERROR,
+	  "a value has a type Axolotl's schema rejects",
+	  "write the value in the type the key takes",
+	  "docs/rules.md#schematype" },
+	{ "schema.unknown_key_dropped", SEV_WARNING,
+	  "a key Axolotl does not know, so it is dropped",
+	  "fix the spelling, or remove the key",
+	  "docs/rules.md#schemaunknown_key_dropped" },
 };
 
 const struct rule_def *

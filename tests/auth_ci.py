@@ -38,9 +38,10 @@ def check(name, ok, detail=""):
 
 
 def many_findings(n):
-    lines = ["base_model: meta-llama/Llama-3.1-8B"]
+    """n duplicate-key warnings, nothing else (inside a free-form dict)."""
+    lines = ["base_model: meta-llama/Llama-3.1-8B", "lr_scheduler_kwargs:"]
     for i in range(n):
-        lines += ["k%d: 1" % i, "k%d: 2" % i]
+        lines += ["  k%d: 1" % i, "  k%d: 2" % i]
     return "\n".join(lines) + "\n"
 
 

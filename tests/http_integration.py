@@ -169,11 +169,11 @@ def main():
             while not stop.is_set():
                 s.post_yaml(ok_yaml, "?name=page.yaml")
                 time.sleep(0.005)
+        st, h, j, _ = s.request("GET", "/v1/checks?name=page.yaml&limit=1")
+        newest_at_start = j["items"][0]["id"]
         t = threading.Thread(target=writer)
         t.start()
         seen, cursor, pages = [], None, 0
-        st, h, j, _ = s.request("GET", "/v1/checks?name=page.yaml&limit=1")
-        newest_at_start = j["items"][0]["id"]
         while True:
             q = "?name=page.yaml&limit=2"
             if cursor:

@@ -1,0 +1,232 @@
+/*
+ * core/config: top-level keys against Axolotl's schema.  No I/O.
+ *
+ * Axolotl's config model has pydantic's default extra="ignore": a key it
+ * does not know is dropped without a word, so a typo silently turns a
+ * feature off.  Plugin keys exist only when their plugin is listed.  A
+ * value of the wrong type is a validation error before anything runs.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "arena.h"
+#include "doc.h"
+#include "keys.h"
+#include "report.h"
+#include "rules.h"
+#include "types.h"
+
+#define SUGGEST_MAX_LEN 64
+
+/* Optimal string alignment distance, bounded by SUGGEST_MAX_LEN. */
+static unsigned
+distance(const char *a, const char *b)
+{
+	unsigned d[SUGGEST_MAX_LEN + 1][SUGGEST_MAX_LEN + 1];
+	size_t la = strlen(a), lb = strlen(b), i, j;
+
+	if (la > SUGGEST_MAX_LEN || lb > SUGGEST_MAX_LEN)
+		return 1000;
+	for (i = 0; i <= la; i++)
+		d[i][0] = (unsigned)i;
+	for (j = 0; j <= lb; j++)
+		d[0][j] = (unsigned)j;
+	for (i = 1; i <= la; i++)
+		for (j = 1; j <= lb; j++) {
+			unsigned cost = a[i - 1] != b[j - 1];
+			unsigned best = d[i - 1][j] + 1;
+
+			if (d[i][j - 1] + 1 < best)
+				best = d[i][j - 1] + 1;
+			if (d[i - 1][j - 1] + cost < best)
+				best = d[i - 1][j - 1] + cost;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+			    a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+				best = d[i - 2][j - 2] + 1;
+			d[i][j] = best;
+		}
+	return d[la][lb];
+}
+
+const char *
+config_suggest(const char *key)
+{
+	size_t i, len = strlen(key);
+	unsigned best = 1000, limit;
+	const char *hit = NULL;
+
+	/* Short keys tolerate one edit, longer ones two, very long three. */
+	limit = len < 6 ? 1 : len < 16 ? 2 : 3;
+	for (i = 0; i < keys_table_len; i++) {
+		const char *k = keys_table[i].key;
+		size_t kl = strlen(k);
+		unsigned dd = distance(key, k);
+
+		/* A long key with a few letters added: sequence_length. */
+		if (kl >= 8 && len > kl && len - kl <= 4 &&
+		    strncmp(key, k, kl) == 0 && dd > limit)
+			dd = limit;
+
+		if (dd < best) {
+			best = dd;
+			hit = keys_table[i].key;
+		}
+	}
+	return best <= limit ? hit : NULL;
+}
+
+/* The row for a key, also when it is written as its alias. */
+static const struct key_def *
+lookup(const char *key)
+{
+	const struct key_def *k = keys_find(key);
+	size_t i;
+
+	if (k != NULL)
+		return k;
+	for (i = 0; i < keys_table_len; i++)
+		if (keys_table[i].alias != NULL &&
+		    strcmp(keys_table[i].alias, key) == 0)
+			return &keys_table[i];
+	return NULL;
+}
+
+/* Is the plugin that owns k listed under plugins:? */
+static bool
+plugin_listed(const struct doc_node *plugins, const struct key_def *k)
+{
+	char module[96];
+	size_t i;
+
+	if (plugins == NULL || plugins->kind != DOC_SEQ)
+		return false;
+	snprintf(module, sizeof(module), ".%s.", k->plugin);
+	for (i = 0; i < plugins->n; i++) {
+		const struct doc_node *p = plugins->items[i];
+
+		if (p->kind != DOC_STR)
+			continue;
+		if ((k->plugin_class != NULL &&
+		    strcmp(p->text, k->plugin_class) == 0) ||
+		    strstr(p->text, module) != NULL)
+			return true;
+	}
+	return false;
+}
+
+/* How a value looks in a message: its text, or its kind. */
+static void
+show(char *out, size_t cap, const struct doc_node *v)
+{
+	switch (v->kind) {
+	case DOC_NULL:
+		snprintf(out, cap, "null");
+		return;
+	case DOC_SEQ:
+		snprintf(out, cap, "a list");
+		return;
+	case DOC_MAP:
+		snprintf(out, cap, "a mapping");
+		return;
+	case DOC_STR:
+		snprintf(out, cap, "the string '%.40s%s'", v->text,
+		    v->len > 40 ? "..." : "");
+		return;
+	case DOC_TIMESTAMP:
+		snprintf(out, cap, "the date %.40s", v->text);
+		return;
+	default:
+		snprintf(out, cap, "%s %.40s", doc_kind_name(v->kind), v->text);
+		return;
+	}
+}
+
+static int
+unknown_key(struct report *r, const struct doc_pair *p, struct arena *a)
+{
+	const struct rule_def *rd = rules_find("schema.unknown_key_dropped");
+	const char *key = p->key->text;
+	const char *near = config_suggest(key);
+	char hint[160];
+
+	if (near != NULL)
+		snprintf(hint, sizeof(hint), "rename it to %s", near);
+	else
+		snprintf(hint, sizeof(hint), "%s", rd->hint);
+	if (near != NULL)
+		return report_add(r, a, rd->id, rd->severity, key,
+		    p->key_loc.line, p->key_loc.col, hint,
+		    "unknown key '%.100s' (did you mean '%s'?) - Axolotl "
+		    "ignores it", key, near);
+	return report_add(r, a, rd->id, rd->severity, key, p->key_loc.line,
+	    p->key_loc.col, hint, "unknown key '%.100s' - Axolotl ignores it",
+	    key);
+}
+
+int
+config_check(struct report *r, const struct doc *d, struct arena *a)
+{
+	const struct rule_def *plug =
+	    rules_find("schema.plugin_key_without_plugin");
+	const struct rule_def *type = rules_find("schema.type");
+	const struct doc_pair *pl = doc_map_get(d->root, "plugins");
+	const struct doc_node *plugins = pl != NULL ? pl->value : NULL;
+	size_t i;
+	int rv;
+
+	for (i = 0; i < d->root->n; i++) {
+		const struct doc_pair *p = &d->root->pairs[i];
+		const struct key_def *k;
+		const struct ty *t;
+		char want[256], got[96], hint[200];
+
+		if (p->key->kind != DOC_STR) {
+			rv = report_add(r, a, "schema.unknown_key_dropped",
+			    SEV_WARNING, "", p->key_loc.line, p->key_loc.col,
+			    "quote the key", "key %.40s is read as a %s, not a "
+			    "string - Axolotl ignores it", p->key->text,
+			    doc_kind_name(p->key->kind));
+			if (rv != 0)
+				return rv;
+			continue;
+		}
+		k = lookup(p->key->text);
+		if (k == NULL) {
+			rv = unknown_key(r, p, a);
+			if (rv != 0)
+				return rv;
+			continue;
+		}
+		if (k->plugin != NULL && !plugin_listed(plugins, k)) {
+			/* EP without its plugin silently runs without EP. */
+			bool ep = strcmp(k->key, "expert_parallel_size") == 0 &&
+			    p->value->kind == DOC_INT && p->value->i > 1;
+
+			snprintf(hint, sizeof(hint), "add %s to plugins:",
+			    k->plugin_class != NULL ? k->plugin_class :
+			    k->plugin);
+			rv = report_add(r, a, plug->id, ep ? SEV_ERROR :
+			    plug->severity, k->key, p->key_loc.line,
+			    p->key_loc.col, hint, "'%s' belongs to the %s plugin, "
+			    "which is not listed in plugins - Axolotl ignores "
+			    "it", k->key, k->plugin);
+			if (rv != 0)
+				return rv;
+			continue;
+		}
+		t = ty_parse(k->type, a);
+		if (t == NULL || ty_accepts(t, p->value))
+			continue;
+		ty_describe(want, sizeof(want), t);
+		show(got, sizeof(got), p->value);
+		snprintf(hint, sizeof(hint), "set %s to %.150s", k->key, want);
+		rv = report_add(r, a, type->id, type->severity, k->key,
+		    p->value_loc.line, p->value_loc.col, hint,
+		    "%s must be %s, got %s", k->key, want, got);
+		if (rv != 0)
+			return rv;
+	}
+	return 0;
+}

@@ -1,0 +1,209 @@
+/*
+ * tests/test_rules: the rule table and its fixtures (c-style.md section 6).
+ * Ids are unique and sorted; every rule has tests/fixtures/rules/<id>.pass.yaml
+ * (no finding of that rule) and <id>.fail.yaml whose `# expect: <id>`
+ * markers are exactly the lines where it fires.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core/arena.h"
+#include "core/check.h"
+#include "core/config.h"
+#include "core/rules.h"
+#include "tests/fixture.h"
+
+static void
+test_rules__ids_unique_sorted_complete(void **state)
+{
+	const struct rule_def *all;
+	size_t n, i;
+
+	(void)state;
+	all = rules_all(&n);
+	assert_true(n >= 1);
+	for (i = 0; i < n; i++) {
+		assert_non_null(all[i].title);
+		assert_non_null(all[i].hint);
+		assert_non_null(all[i].docs);
+		assert_ptr_equal(rules_find(all[i].id), &all[i]);
+		if (i > 0 && strcmp(all[i - 1].id, all[i].id) >= 0)
+			fail_msg("%s is not after %s", all[i].id,
+			    all[i - 1].id);
+	}
+}
+
+/* Run a fixture; its report stays in a (the caller frees it). */
+static struct report *
+run_fixture(const char *path, struct arena *a, char **text)
+{
+	struct context ctx;
+	struct limits lim;
+	struct err e = { 0 };
+	struct report *r;
+	size_t len;
+
+	*text = fixture_read(path, &len);
+	if (*text == NULL)
+		fail_msg("missing fixture %s", path);
+	context_default(&ctx);
+	limits_default(&lim);
+	if (check_run(&r, *text, len, &ctx, &lim, a, &e) != 0)
+		fail_msg("%s:%u:%u: %s", path, e.loc.line, e.loc.col, e.msg);
+	return r;
+}
+
+static void
+test_rules__pass_fixture_has_no_finding(void **state)
+{
+	const struct rule_def *rd = *state;
+	struct arena a;
+	struct report *r;
+	char path[256], *text;
+	size_t i;
+
+	snprintf(path, sizeof(path), "tests/fixtures/rules/%s.pass.yaml",
+	    rd->id);
+	arena_init(&a, (size_t)16 << 20);
+	r = run_fixture(path, &a, &text);
+	for (i = 0; i < r->nfindings; i++)
+		if (strcmp(r->findings[i].rule, rd->id) == 0)
+			fail_msg("%s:%u: %s fired: %s", path,
+			    r->findings[i].line, rd->id,
+			    r->findings[i].message);
+	arena_fini(&a);
+	free(text);
+}
+
+static void
+test_rules__fail_fixture_fires_where_marked(void **state)
+{
+	const struct rule_def *rd = *state;
+	struct arena a;
+	struct report *r;
+	char path[256], marker[160], *text, *p;
+	unsigned want[64], got[64];
+	size_t nwant = 0, ngot = 0, i;
+	unsigned line = 1;
+
+	snprintf(path, sizeof(path), "tests/fixtures/rules/%s.fail.yaml",
+	    rd->id);
+	snprintf(marker, sizeof(marker), "# expect: %s", rd->id);
+	arena_init(&a, (size_t)16 << 20);
+	r = run_fixture(path, &a, &text);
+	for (p = text; *p != '\0'; p++) {
+		char *nl = strchr(p, '\n');
+		char *hit = strstr(p, marker);
+
+		if (hit != NULL && (nl == NULL || hit < nl)) {
+			char after = hit[strlen(marker)];
+
+			if ((after == '\0' || after == '\n' || after == ' ' ||
+			    after == ',') && nwant < 64)
+				want[nwant++] = line;
+		}
+		if (nl == NULL)
+			break;
+		p = nl;
+		line++;
+	}
+	for (i = 0; i < r->nfindings; i++)
+		if (strcmp(r->findings[i].rule, rd->id) == 0 && ngot < 64)
+			got[ngot++] = r->findings[i].line;
+	assert_true(nwant > 0);
+	if (nwant != ngot)
+		fail_msg("%s: %zu markers, %zu findings", path, nwant, ngot);
+	for (i = 0; i < nwant; i++)
+		if (want[i] != got[i])
+			fail_msg("%s: marker at line %u, finding at line %u",
+			    path, want[i], got[i]);
+	arena_fini(&a);
+	free(text);
+}
+
+/* Misspellings from the corpus and common ones get the right key. */
+static void
+test_rules__typos_get_the_right_suggestion(void **state)
+{
+	static const char *const typos[][2] = {
+		{ "context_parapllel_size", "context_parallel_size" },
+		{ "gradient_acumulation_steps", "gradient_accumulation_steps" },
+		{ "micro_batchsize", "micro_batch_size" },
+		{ "sequence_length", "sequence_len" },
+		{ "learning_rte", "learning_rate" },
+		{ "lora_alpah", "lora_alpha" },
+		{ "lora_dropuot", "lora_dropout" },
+		{ "num_epoch", "num_epochs" },
+		{ "warmup_step", "warmup_steps" },
+		{ "gradient_checkpointng", "gradient_checkpointing" },
+		{ "sample_paking", "sample_packing" },
+		{ "flash_atention", "flash_attention" },
+		{ "deepspeeed", "deepspeed" },
+		{ "fsdp_confg", "fsdp_config" },
+		{ "tensor_paralel_size", "tensor_parallel_size" },
+		{ "dp_shard_sise", "dp_shard_size" },
+		{ "optimzer", "optimizer" },
+		{ "lr_schedular", "lr_scheduler" },
+		{ "base_modle", "base_model" },
+		{ "output_dri", "output_dir" },
+		{ "load_in_4bits", "load_in_4bit" },
+		{ "pad_to_sequence_length", "pad_to_sequence_len" },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(typos) / sizeof(typos[0]); i++) {
+		const char *s = config_suggest(typos[i][0]);
+
+		if (s == NULL || strcmp(s, typos[i][1]) != 0)
+			fail_msg("%s: suggested %s, want %s", typos[i][0],
+			    s != NULL ? s : "(none)", typos[i][1]);
+	}
+	assert_null(config_suggest("provider"));
+	assert_null(config_suggest("xyzzy"));
+}
+
+int
+main(void)
+{
+	static const struct CMUnitTest fixed[] = {
+		cmocka_unit_test(test_rules__ids_unique_sorted_complete),
+		cmocka_unit_test(test_rules__typos_get_the_right_suggestion),
+	};
+	const struct rule_def *all;
+	struct CMUnitTest *t;
+	char (*names)[128];
+	size_t n, nf = sizeof(fixed) / sizeof(fixed[0]), i, k = 0;
+	int failed;
+
+	all = rules_all(&n);
+	t = calloc(nf + 2 * n, sizeof(*t));
+	names = calloc(2 * n, sizeof(*names));
+	if (t == NULL || names == NULL)
+		return 1;
+	for (i = 0; i < nf; i++)
+		t[k++] = fixed[i];
+	for (i = 0; i < n; i++) {
+		snprintf(names[2 * i], sizeof(names[0]),
+		    "test_rules__pass_fixture[%s]", all[i].id);
+		snprintf(names[2 * i + 1], sizeof(names[0]),
+		    "test_rules__fail_fixture[%s]", all[i].id);
+		t[k].name = names[2 * i];
+		t[k].test_func = test_rules__pass_fixture_has_no_finding;
+		t[k++].initial_state = (void *)(uintptr_t)&all[i];
+		t[k].name = names[2 * i + 1];
+		t[k].test_func = test_rules__fail_fixture_fires_where_marked;
+		t[k++].initial_state = (void *)(uintptr_t)&all[i];
+	}
+	failed = _cmocka_run_group_tests("rules", t, k, NULL, NULL);
+	free(t);
+	free(names);
+	return failed;
+}
