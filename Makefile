@@ -40,7 +40,7 @@ MIGRATIONS = $(sort $(wildcard migrations/[0-9][0-9][0-9][0-9]_*.sql))
 TESTS      = $(patsubst tests/%.c,%,$(wildcard tests/test_*.c))
 TEST_BINS  = $(addprefix $(B)/tests/,$(TESTS))
 
-.PHONY: all deps test run-tests lint clean run
+.PHONY: all deps test run-tests lint clean run docs
 .SECONDARY:
 
 all: deps
@@ -135,6 +135,11 @@ run-tests: $(B)/preflight $(TEST_BINS)
 		PREFLIGHT_BIN=build/preflight HOSTILE_MAX_MS=100 \
 		    $(B)/tests/test_hostile; fi; \
 	echo "== all test suites passed"
+
+# docs/rules.md is generated from the rule table, so it never drifts;
+# test_cli checks that the committed file is current.
+docs: all
+	$(B)/preflight rules --format markdown > docs/rules.md
 
 run: all
 	@mkdir -p data

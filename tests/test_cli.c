@@ -278,10 +278,34 @@ test_cli__exit_code_is_the_worst_of_all_files(void **state)
 	fixture_run_free(&r);
 }
 
+/* docs/rules.md is what `preflight rules --format markdown` prints. */
+static void
+test_cli__rules_doc_is_current(void **state)
+{
+	struct run r;
+	char *doc;
+
+	(void)state;
+	arg_reset();
+	arg("rules");
+	arg("--format");
+	arg("markdown");
+	run(&r, NULL);
+	assert_int_equal(r.status, 0);
+	doc = fixture_read("docs/rules.md", NULL);
+	assert_non_null(doc);
+	if (strcmp(doc, r.out) != 0)
+		fail_msg("docs/rules.md is stale: run make docs");
+	assert_non_null(strstr(doc, "`schema.type`"));
+	free(doc);
+	fixture_run_free(&r);
+}
+
 int
 main(void)
 {
 	static const struct CMUnitTest fixed[] = {
+		cmocka_unit_test(test_cli__rules_doc_is_current),
 		cmocka_unit_test(
 		    test_cli__all_corpus_configs_give_a_json_array),
 		cmocka_unit_test(test_cli__text_is_compiler_style),
