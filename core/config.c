@@ -77,6 +77,184 @@ config_suggest(const char *key)
 	return best <= limit ? hit : NULL;
 }
 
+/* Python truthiness, as Axolotl's raw validators test a value. */
+static bool
+truthy(const struct doc_node *v)
+{
+	switch (v->kind) {
+	case DOC_NULL:
+		return false;
+	case DOC_BOOL:
+		return v->b;
+	case DOC_INT:
+		return v->i != 0 || v->big;
+	case DOC_FLOAT:
+		return v->f != 0.0;
+	case DOC_STR:
+		return v->len > 0;
+	case DOC_SEQ:
+	case DOC_MAP:
+		return v->n > 0;
+	case DOC_TIMESTAMP:
+		return true;
+	}
+	return true;
+}
+
+/*
+ * Removed and renamed keys (rules.md section 5.22).  `truthy`: the rule
+ * needs a truthy value, else any value; `unless`: not when that key is
+ * set (the new spelling wins).
+ */
+static const struct removed {
+	const char *key;
+	const char *rule;
+	bool truthy;
+	const char *unless;
+	const char *msg;	/* the message, naming the key */
+	const char *hint;
+} removed[] = {
+	{ "dataset_processes", "deprecated.dataset_processes", false, NULL,
+	  "dataset_processes is deprecated; Axolotl copies it to dataset_num_proc (unless "
+	  "that is set) and warns", "rename it to dataset_num_proc" },
+	{ "evaluation_strategy", "deprecated.evaluation_strategy", false,
+	  "eval_strategy", "evaluation_strategy is deprecated; Axolotl copies it to "
+	  "eval_strategy and warns", "rename it to eval_strategy" },
+	{ "flash_attn_d512", "deprecated.flash_attn_d512_alias", true,
+	  "large_head_attention", "flash_attn_d512 is an old alias; Axolotl treats it as "
+	  "large_head_attention: auto", "set large_head_attention: auto" },
+	{ "flash_attn_rms_norm", "attn.s2_removed", true, NULL,
+	  "flash_attn_rms_norm was removed from Axolotl; it refuses the config",
+	  "remove it" },
+	{ "gc_steps", "deprecated.gc_steps", false, NULL,
+	  "gc_steps is deprecated; Axolotl maps it to torch_empty_cache_steps and "
+	  "gc_collect_steps (or ignores it when those are set)",
+	  "set torch_empty_cache_steps and gc_collect_steps instead" },
+	{ "gemma4_fp8_nonexpert", "deprecated.gemma4_nonexpert_flags", true,
+	  NULL, "gemma4_fp8_nonexpert is deprecated", "set nonexpert_quantization: "
+	  "fp8_blockwise" },
+	{ "gemma4_nf4_nonexpert", "deprecated.gemma4_nonexpert_flags", true,
+	  NULL, "gemma4_nf4_nonexpert is deprecated", "set nonexpert_quantization: nf4" },
+	{ "max_packed_sequence_len", "packing.max_packed_sequence_len_removed",
+	  true, NULL, "max_packed_sequence_len was removed from Axolotl; it refuses the config",
+	  "set sample_packing: true and sequence_len to this value" },
+	{ "rope_scaling", "deprecated.rope_scaling_toplevel", true, NULL,
+	  "a top-level rope_scaling is refused by Axolotl; it belongs in the model "
+	  "config overrides", "move it under model_config: (or "
+	  "overrides_of_model_config:)" },
+	{ "s2_attention", "attn.s2_removed", true, NULL,
+	  "s2_attention was removed from Axolotl; it refuses the config",
+	  "remove it and pick a supported attention backend" },
+	{ "unsloth_cross_entropy_loss", "deprecated.unsloth_flags_removed",
+	  true, NULL, "unsloth_cross_entropy_loss was removed from Axolotl; it refuses the config",
+	  "use cut_cross_entropy or the Liger plugin instead" },
+	{ "unsloth_lora_mlp", "deprecated.unsloth_flags_removed", true, NULL,
+	  "unsloth_lora_mlp was removed from Axolotl; it refuses the config",
+	  "set lora_mlp_kernel: true" },
+	{ "unsloth_lora_o", "deprecated.unsloth_flags_removed", true, NULL,
+	  "unsloth_lora_o was removed from Axolotl; it refuses the config",
+	  "set lora_o_kernel: true" },
+	{ "unsloth_lora_qkv", "deprecated.unsloth_flags_removed", true, NULL,
+	  "unsloth_lora_qkv was removed from Axolotl; it refuses the config",
+	  "set lora_qkv_kernel: true" },
+	{ "unsloth_rms_norm", "deprecated.unsloth_flags_removed", true, NULL,
+	  "unsloth_rms_norm was removed from Axolotl; it refuses the config",
+	  "remove it" },
+	{ "unsloth_rope", "deprecated.unsloth_flags_removed", true, NULL,
+	  "unsloth_rope was removed from Axolotl; it refuses the config",
+	  "remove it" },
+};
+
+static const struct removed *
+find_removed(const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(removed) / sizeof(removed[0]); i++)
+		if (strcmp(removed[i].key, key) == 0)
+			return &removed[i];
+	return NULL;
+}
+
+/* Report a removed or renamed key; 0 when its rule does not apply. */
+static int
+removed_key(struct report *r, const struct doc_node *root,
+    const struct doc_pair *p, const struct removed *rm, struct arena *a)
+{
+	const struct rule_def *rd = rules_find(rm->rule);
+	const struct doc_pair *u;
+
+	if (rm->truthy && !truthy(p->value))
+		return 0;
+	if (rm->unless != NULL) {
+		u = doc_map_get(root, rm->unless);
+		if (u != NULL && u->value->kind != DOC_NULL)
+			return 0;
+	}
+	return report_add(r, a, rd->id, rd->severity, rm->key,
+	    p->key_loc.line, p->key_loc.col, rm->hint, "%s", rm->msg);
+}
+
+/* optim.fsdp2_bnb_8bit: bitsandbytes 8-bit AdamW under FSDP2. */
+static int
+fsdp2_bnb(struct report *r, const struct doc_node *root, struct arena *a)
+{
+	const struct rule_def *rd = rules_find("optim.fsdp2_bnb_8bit");
+	const struct doc_pair *opt = doc_map_get(root, "optimizer");
+	const struct doc_pair *cfg = doc_map_get(root, "fsdp_config");
+	const struct doc_pair *ver = doc_map_get(root, "fsdp_version");
+	const struct doc_node *v = ver != NULL ? ver->value : NULL;
+
+	if (opt == NULL || opt->value->kind != DOC_STR || cfg == NULL ||
+	    !truthy(cfg->value))
+		return 0;
+	if (strcmp(opt->value->text, "adamw_8bit") != 0 &&
+	    strcmp(opt->value->text, "adamw_bnb_8bit") != 0)
+		return 0;
+	/* The version may also be written inside fsdp_config. */
+	if ((v == NULL || v->kind == DOC_NULL) && cfg->value->kind == DOC_MAP) {
+		const struct doc_pair *nv = doc_map_get(cfg->value,
+		    "fsdp_version");
+
+		if (nv == NULL)
+			nv = doc_map_get(cfg->value, "version");
+		v = nv != NULL ? nv->value : NULL;
+	}
+	if (v == NULL || !((v->kind == DOC_INT && v->i == 2) ||
+	    (v->kind == DOC_STR && strcmp(v->text, "2") == 0) ||
+	    (v->kind == DOC_FLOAT && v->f == 2.0)))
+		return 0;
+	return report_add(r, a, rd->id, rd->severity, "optimizer",
+	    opt->value_loc.line, opt->value_loc.col, rd->hint,
+	    "optimizer %s (bitsandbytes) is refused under FSDP2 "
+	    "(fsdp_version: 2)", opt->value->text);
+}
+
+/*
+ * schema.datasets_required: Axolotl's model validator refuses a config
+ * with neither datasets nor pretraining_dataset (both falsy).
+ */
+static int
+datasets_required(struct report *r, const struct doc_node *root,
+    struct arena *a)
+{
+	const struct rule_def *rd = rules_find("schema.datasets_required");
+	const struct doc_pair *ds = doc_map_get(root, "datasets");
+	const struct doc_pair *pt = doc_map_get(root, "pretraining_dataset");
+
+	if ((ds != NULL && truthy(ds->value)) ||
+	    (pt != NULL && truthy(pt->value)))
+		return 0;
+	if (ds != NULL)
+		return report_add(r, a, rd->id, rd->severity, "datasets",
+		    ds->value_loc.line, ds->value_loc.col, rd->hint,
+		    "datasets is empty and there is no pretraining_dataset; "
+		    "Axolotl refuses the config");
+	return report_add(r, a, rd->id, rd->severity, "", root->loc.line,
+	    root->loc.col, rd->hint, "neither datasets nor "
+	    "pretraining_dataset is set; Axolotl refuses the config");
+}
+
 /* The row for a key, also when it is written as its alias. */
 static const struct key_def *
 lookup(const char *key)
@@ -179,6 +357,7 @@ config_check(struct report *r, const struct doc *d, struct arena *a)
 	for (i = 0; i < d->root->n; i++) {
 		const struct doc_pair *p = &d->root->pairs[i];
 		const struct key_def *k;
+		const struct removed *rm;
 		const struct ty *t;
 		char want[256], got[96], hint[200];
 
@@ -191,6 +370,14 @@ config_check(struct report *r, const struct doc *d, struct arena *a)
 			if (rv != 0)
 				return rv;
 			continue;
+		}
+		rm = find_removed(p->key->text);
+		if (rm != NULL) {
+			rv = removed_key(r, d->root, p, rm, a);
+			if (rv != 0)
+				return rv;
+			if (keys_find(p->key->text) == NULL)
+				continue;	/* known to us, not to the schema */
 		}
 		k = lookup(p->key->text);
 		if (k == NULL) {
@@ -228,5 +415,6 @@ config_check(struct report *r, const struct doc *d, struct arena *a)
 		if (rv != 0)
 			return rv;
 	}
-	return 0;
+	rv = fsdp2_bnb(r, d->root, a);
+	return rv != 0 ? rv : datasets_required(r, d->root, a);
 }

@@ -13,7 +13,8 @@ struct report;
 
 /*
  * Add the schema findings of d to r: schema.unknown_key_dropped,
- * schema.plugin_key_without_plugin, schema.type.  Returns 0 or
+ * schema.plugin_key_without_plugin, schema.type, the removed and renamed
+ * keys of rules.md section 5.22, optim.fsdp2_bnb_8bit.  Returns 0 or
  * ERR_NOMEM.
  */
 int config_check(struct report *r, const struct doc *d, struct arena *a);

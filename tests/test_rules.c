@@ -170,6 +170,121 @@ test_rules__typos_get_the_right_suggestion(void **state)
 	assert_null(config_suggest("xyzzy"));
 }
 
+/*
+ * Axolotl's own verdicts (shared/corpus/axolotl-verdicts.tsv): every
+ * in-scope rejection gets an error finding; every config Axolotl accepts
+ * at a world size gets none there (memory.* findings are the estimator's).
+ */
+struct verdict_row {
+	char file[256];
+	bool accept[2];		/* at 1 and at 8 GPUs */
+	bool in_scope;
+	char name[320];
+};
+
+static bool
+has_error(const char *rel, long gpus)
+{
+	struct context ctx;
+	struct limits lim;
+	struct arena a;
+	struct err e = { 0 };
+	struct report *r;
+	char path[512], *text;
+	size_t len, i;
+	bool err = false;
+
+	snprintf(path, sizeof(path), "%s/corpus/axolotl/%s",
+	    fixture_shared(), rel);
+	text = fixture_read(path, &len);
+	if (text == NULL)
+		fail_msg("missing %s", path);
+	context_default(&ctx);
+	ctx.gpus = gpus;
+	limits_default(&lim);
+	arena_init(&a, (size_t)64 << 20);
+	if (check_run(&r, text, len, &ctx, &lim, &a, &e) != 0)
+		fail_msg("%s: %s", rel, e.msg);
+	for (i = 0; i < r->nfindings; i++)
+		if (r->findings[i].severity == SEV_ERROR &&
+		    strncmp(r->findings[i].rule, "memory.", 7) != 0)
+			err = true;
+	arena_fini(&a);
+	free(text);
+	return err;
+}
+
+static void
+test_rules__agrees_with_axolotl(void **state)
+{
+	const struct verdict_row *v = *state;
+	static const long ws[2] = { 1, 8 };
+	int k;
+
+	for (k = 0; k < 2; k++) {
+		bool err = has_error(v->file, ws[k]);
+
+		if (v->accept[k] && err)
+			fail_msg("%s: Axolotl accepts it at %ld GPUs, "
+			    "preflight reports an error", v->file, ws[k]);
+		if (!v->accept[k] && v->in_scope && !err)
+			fail_msg("%s: Axolotl rejects it at %ld GPUs (in "
+			    "scope), preflight reports no error", v->file,
+			    ws[k]);
+	}
+}
+
+static struct verdict_row *
+load_verdicts(size_t *n)
+{
+	char path[512], *text, *p;
+	struct verdict_row *rows = NULL;
+	size_t cap = 0;
+
+	*n = 0;
+	snprintf(path, sizeof(path), "%s/corpus/axolotl-verdicts.tsv",
+	    fixture_shared());
+	text = fixture_read(path, NULL);
+	if (text == NULL)
+		return NULL;
+	for (p = text; p != NULL && *p != '\0';) {
+		char *nl = strchr(p, '\n'), *f[5];
+		int i;
+
+		if (nl != NULL)
+			*nl = '\0';
+		f[0] = p;
+		p = nl != NULL ? nl + 1 : NULL;
+		if (f[0][0] == '#' || strncmp(f[0], "file\t", 5) == 0)
+			continue;
+		for (i = 1; i < 5; i++) {
+			f[i] = f[i - 1] != NULL ? strchr(f[i - 1], '\t') : NULL;
+			if (f[i] != NULL)
+				*f[i]++ = '\0';
+		}
+		if (f[4] == NULL)
+			continue;
+		if (*n == cap) {
+			struct verdict_row *g;
+
+			cap = cap == 0 ? 256 : cap * 2;
+			g = realloc(rows, cap * sizeof(*rows));
+			if (g == NULL)
+				break;
+			rows = g;
+		}
+		snprintf(rows[*n].file, sizeof(rows[*n].file), "%s", f[0]);
+		rows[*n].accept[0] = strcmp(f[1], "accept") == 0;
+		rows[*n].accept[1] = strcmp(f[2], "accept") == 0;
+		rows[*n].in_scope = strcmp(f[4], "yes") == 0;
+		snprintf(rows[*n].name, sizeof(rows[*n].name),
+		    "test_rules__agrees_with_axolotl[%s]", f[0]);
+		(*n)++;
+	}
+	free(text);
+	return rows;
+}
+
 int
 main(void)
 {
@@ -183,8 +298,16 @@ main(void)
 	size_t n, nf = sizeof(fixed) / sizeof(fixed[0]), i, k = 0;
 	int failed;
 
+	struct verdict_row *vrows;
+	size_t nv, j;
+
+	vrows = load_verdicts(&nv);
+	if (vrows == NULL || nv != 252) {
+		fprintf(stderr, "test_rules: cannot read the verdicts\n");
+		return 1;
+	}
 	all = rules_all(&n);
-	t = calloc(nf + 2 * n, sizeof(*t));
+	t = calloc(nf + 2 * n + nv, sizeof(*t));
 	names = calloc(2 * n, sizeof(*names));
 	if (t == NULL || names == NULL)
 		return 1;
@@ -202,8 +325,14 @@ main(void)
 		t[k].test_func = test_rules__fail_fixture_fires_where_marked;
 		t[k++].initial_state = (void *)(uintptr_t)&all[i];
 	}
+	for (j = 0; j < nv; j++) {
+		t[k].name = vrows[j].name;
+		t[k].test_func = test_rules__agrees_with_axolotl;
+		t[k++].initial_state = &vrows[j];
+	}
 	failed = _cmocka_run_group_tests("rules", t, k, NULL, NULL);
 	free(t);
 	free(names);
+	free(vrows);
 	return failed;
 }
