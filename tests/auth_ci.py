@@ -39,7 +39,9 @@ def check(name, ok, detail=""):
 
 def many_findings(n):
     """n duplicate-key warnings, nothing else (inside a free-form dict)."""
-    lines = ["base_model: meta-llama/Llama-3.1-8B", "lr_scheduler_kwargs:"]
+    lines = ["base_model: meta-llama/Llama-3.1-8B", "datasets:",
+             "  - path: tatsu-lab/alpaca", "    type: alpaca",
+             "lr_scheduler_kwargs:"]
     for i in range(n):
         lines += ["  k%d: 1" % i, "  k%d: 2" % i]
     return "\n".join(lines) + "\n"

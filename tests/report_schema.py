@@ -66,7 +66,8 @@ check("config_sha256 is the file's",
 
 # A config with findings: a duplicate key.
 with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
-    f.write("base_model: x\nsequence_len: 2048\nsequence_len: 4096\n")
+    f.write("base_model: x\ndatasets:\n  - path: p\n    type: alpaca\n"
+            "sequence_len: 2048\nsequence_len: 4096\n")
     dup = f.name
 rc, out, err = run([dup, "--gpus", "16", "--nodes", "2"])
 report = json.loads(out)
@@ -74,7 +75,7 @@ check("warning config exits 0", rc == 0, err)
 check("warning config validates", not errors(report), errors(report))
 check("duplicate key reported", report["verdict"] == "warn" and
       [(x["rule"], x["line"], x["column"]) for x in report["findings"]] ==
-      [("schema.duplicate_key", 3, 1)], report["findings"])
+      [("schema.duplicate_key", 6, 1)], report["findings"])
 check("multi-node context", report["context"]["gpus_per_node"] == 8 and
       report["context"]["interconnect"] == "infiniband")
 

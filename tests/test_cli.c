@@ -127,7 +127,10 @@ static const char dup_yaml[] =
     "base_model: meta-llama/Llama-3.1-8B\n"
     "sequence_len: 2048\n"
     "micro_batch_size: 2\n"
-    "sequence_len: 4096\n";
+    "sequence_len: 4096\n"
+    "datasets:\n"
+    "  - path: tatsu-lab/alpaca\n"
+    "    type: alpaca\n";
 
 static void
 test_cli__text_is_compiler_style(void **state)
