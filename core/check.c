@@ -51,6 +51,8 @@ check_run(struct report **out, const char *buf, size_t len,
 	rv = report_dups(r, d, a);
 	if (rv == 0)
 		rv = config_check(r, d, a);
+	if (rv == 0)
+		rv = rules_run(r, d, &r->ctx, a);
 	if (rv != 0)
 		return err_set(e, rv, NULL,
 		    "request memory budget spent while reporting");

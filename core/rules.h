@@ -11,12 +11,20 @@
 
 #include "report.h"
 
+struct rule_ctx;
+struct doc;
+struct arena;
+
+/* A rule: reads the config through rc, reports; 0 or ERR_NOMEM. */
+typedef int rule_fn(struct rule_ctx *rc);
+
 struct rule_def {
 	const char *id;		/* "schema.duplicate_key" */
 	enum severity severity;	/* default severity */
 	const char *title;	/* one line, plain words */
 	const char *hint;	/* how to fix it */
 	const char *docs;	/* anchor in docs/rules.md */
+	rule_fn *fn;		/* NULL: reported by core/doc or core/config */
 };
 
 /* The catalog, sorted by id; *n gets its length.  Borrowed. */
@@ -24,5 +32,9 @@ const struct rule_def *rules_all(size_t *n);
 
 /* The row for id, or NULL.  Borrowed. */
 const struct rule_def *rules_find(const char *id);
+
+/* Run every rule function over d for ctx into r; 0 or ERR_NOMEM. */
+int rules_run(struct report *r, const struct doc *d,
+    const struct context *ctx, struct arena *a);
 
 #endif /* CORE_RULES_H */

@@ -41,6 +41,7 @@ def many_findings(n):
     """n duplicate-key warnings, nothing else (inside a free-form dict)."""
     lines = ["base_model: meta-llama/Llama-3.1-8B", "datasets:",
              "  - path: tatsu-lab/alpaca", "    type: alpaca",
+             "micro_batch_size: 1", "gradient_accumulation_steps: 1",
              "lr_scheduler_kwargs:"]
     for i in range(n):
         lines += ["  k%d: 1" % i, "  k%d: 2" % i]

@@ -105,6 +105,7 @@ def is_problem(status, headers, j, want):
 def main():
     ok_yaml = open(EXAMPLE).read()
     dup_yaml = ("base_model: x\ndatasets:\n  - path: p\n    type: alpaca\n"
+                "micro_batch_size: 1\ngradient_accumulation_steps: 1\n"
                 "sequence_len: 1\nsequence_len: 2\n")
     s = Server("--max-body", "64KiB", "--cors-origin",
                "https://form.example")

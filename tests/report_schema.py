@@ -67,6 +67,7 @@ check("config_sha256 is the file's",
 # A config with findings: a duplicate key.
 with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
     f.write("base_model: x\ndatasets:\n  - path: p\n    type: alpaca\n"
+            "micro_batch_size: 1\ngradient_accumulation_steps: 1\n"
             "sequence_len: 2048\nsequence_len: 4096\n")
     dup = f.name
 rc, out, err = run([dup, "--gpus", "16", "--nodes", "2"])
@@ -75,7 +76,7 @@ check("warning config exits 0", rc == 0, err)
 check("warning config validates", not errors(report), errors(report))
 check("duplicate key reported", report["verdict"] == "warn" and
       [(x["rule"], x["line"], x["column"]) for x in report["findings"]] ==
-      [("schema.duplicate_key", 6, 1)], report["findings"])
+      [("schema.duplicate_key", 8, 1)], report["findings"])
 check("multi-node context", report["context"]["gpus_per_node"] == 8 and
       report["context"]["interconnect"] == "infiniband")
 

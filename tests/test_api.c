@@ -194,9 +194,11 @@ assert_problem(struct call *c, int status, const char *detail_part)
 
 static const char cfg_ok[] =
     "base_model: meta-llama/Llama-3.1-8B\nsequence_len: 4096\n"
+    "micro_batch_size: 1\ngradient_accumulation_steps: 4\n"
     "datasets:\n  - path: tatsu-lab/alpaca\n    type: alpaca\n";
 static const char cfg_dup[] =
     "base_model: meta-llama/Llama-3.1-8B\nsequence_len: 4096\n"
+    "micro_batch_size: 1\ngradient_accumulation_steps: 4\n"
     "datasets:\n  - path: tatsu-lab/alpaca\n    type: alpaca\n"
     "sequence_len: 8192\n";
 

@@ -128,6 +128,7 @@ static const char dup_yaml[] =
     "sequence_len: 2048\n"
     "micro_batch_size: 2\n"
     "sequence_len: 4096\n"
+    "gradient_accumulation_steps: 4\n"
     "datasets:\n"
     "  - path: tatsu-lab/alpaca\n"
     "    type: alpaca\n";

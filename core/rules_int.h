@@ -1,0 +1,60 @@
+/*
+ * core/rules_int: what rule functions see (core/checks.c), not for
+ * callers outside core.
+ */
+#ifndef CORE_RULES_INT_H
+#define CORE_RULES_INT_H
+
+#include <stdbool.h>
+
+#include "doc.h"
+#include "report.h"
+#include "rules.h"
+
+struct rule_ctx {
+	const struct doc_node *root;	/* the config mapping */
+	const struct context *ctx;	/* where it runs */
+	const struct rule_def *rule;	/* the row being run */
+	struct report *r;
+	struct arena *a;
+};
+
+/*
+ * Report a finding of the running rule at a key (or, when p is NULL, at
+ * the root mapping).  Id, severity and hint come from the row.
+ */
+int rule_report(struct rule_ctx *rc, const struct doc_pair *p,
+    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* The top-level pair for key, or NULL. */
+const struct doc_pair *cfg_pair(const struct rule_ctx *rc, const char *key);
+
+/* Python truthiness of a value; a missing key is false. */
+bool cfg_on(const struct rule_ctx *rc, const char *key);
+
+/* A string value, or NULL when absent or not a string. */
+const char *cfg_str(const struct rule_ctx *rc, const char *key);
+
+/* An integer value (floats with no fraction too), else def. */
+long long cfg_int(const struct rule_ctx *rc, const char *key,
+    long long def);
+
+/*
+ * A key of fsdp_config under either spelling ("offload_params" or
+ * "fsdp_offload_params"), or NULL.
+ */
+const struct doc_pair *fsdp_pair(const struct rule_ctx *rc,
+    const char *key);
+
+/* FSDP version as Axolotl resolves it (rules.md 2.5); 0 without FSDP. */
+int fsdp_version(const struct rule_ctx *rc);
+
+/*
+ * The attention backend after rules.md 2.4's mapping: attn_implementation,
+ * else the first truthy legacy flag mapped; NULL when none is set.
+ */
+const char *attn_backend(const struct rule_ctx *rc);
+
+bool doc_truthy(const struct doc_node *v);
+
+#endif /* CORE_RULES_INT_H */
