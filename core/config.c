@@ -387,14 +387,14 @@ config_check(struct report *r, const struct doc *d, struct arena *a)
 			continue;
 		}
 		if (k->plugin != NULL && !plugin_listed(plugins, k)) {
-			/* EP without its plugin silently runs without EP. */
-			bool ep = strcmp(k->key, "expert_parallel_size") == 0 &&
-			    p->value->kind == DOC_INT && p->value->i > 1;
-
+			/* EP above 1 is ep.requires_plugin's (an error). */
+			if (strcmp(k->key, "expert_parallel_size") == 0 &&
+			    p->value->kind == DOC_INT && p->value->i > 1)
+				continue;
 			snprintf(hint, sizeof(hint), "add %s to plugins:",
 			    k->plugin_class != NULL ? k->plugin_class :
 			    k->plugin);
-			rv = report_add(r, a, plug->id, ep ? SEV_ERROR :
+			rv = report_add(r, a, plug->id,
 			    plug->severity, k->key, p->key_loc.line,
 			    p->key_loc.col, hint, "'%s' belongs to the %s plugin, "
 			    "which is not listed in plugins - Axolotl ignores "
@@ -403,6 +403,9 @@ config_check(struct report *r, const struct doc *d, struct arena *a)
 				return rv;
 			continue;
 		}
+		/* A string bf16 is precision.bf16_full_rejected's. */
+		if (strcmp(k->key, "bf16") == 0 && p->value->kind == DOC_STR)
+			continue;
 		t = ty_parse(k->type, a);
 		if (t == NULL || ty_accepts(t, p->value))
 			continue;
