@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/doc.h"
+#include "core/plan.h"
 
 static json_t *
 str_or_null(const char *s)
@@ -38,6 +39,51 @@ encode_finding(const struct finding *f)
 	    "column", (json_int_t)f->col);
 }
 
+static json_t *
+nullable_str(const char *s)
+{
+	return s != NULL ? json_string(s) : json_null();
+}
+
+static json_t *
+encode_plan(const struct plan *p)
+{
+	static const char *const ds[] = { NULL, "preset", "inline",
+	    "unreadable" };
+	json_t *j;
+
+	if (p == NULL)
+		return json_null();
+	j = json_pack("{s:s, s:o, s:{s:I, s:I, s:I, s:I, s:I}, s:s, s:s, "
+	    "s:o, s:I, s:I, s:I, s:I, s:I}",
+	    "strategy", p->strategy,
+	    "zero_stage", p->zero_stage > 0 ? json_integer(p->zero_stage) :
+	    json_null(),
+	    "mesh", "dp_replicate", (json_int_t)p->dp_replicate,
+	    "dp_shard", (json_int_t)p->dp_shard, "tp", (json_int_t)p->tp,
+	    "cp", (json_int_t)p->cp, "ep", (json_int_t)p->ep,
+	    "precision", p->precision, "attention", p->attention,
+	    "adapter", nullable_str(p->adapter),
+	    "micro_batch_size", (json_int_t)p->micro_batch_size,
+	    "gradient_accumulation_steps",
+	    (json_int_t)p->gradient_accumulation_steps,
+	    "global_batch_size", (json_int_t)p->global_batch_size,
+	    "sequence_len", (json_int_t)p->sequence_len,
+	    "tokens_per_step", (json_int_t)p->tokens_per_step);
+	if (j == NULL)
+		return json_null();
+	json_object_set_new(j, "world_size", json_integer(p->world));
+	json_object_set_new(j, "gradient_checkpointing",
+	    json_boolean(p->gradient_checkpointing));
+	json_object_set_new(j, "sample_packing",
+	    json_boolean(p->sample_packing));
+	json_object_set_new(j, "optimizer", json_string(p->optimizer));
+	json_object_set_new(j, "deepspeed", p->ds == DS_NONE ? json_null() :
+	    json_pack("{s:s, s:o}", "source", ds[p->ds], "name",
+	    nullable_str(p->ds_name)));
+	return j;
+}
+
 json_t *
 encode_report_json(const struct report *r, const char *file)
 {
@@ -53,11 +99,11 @@ encode_report_json(const struct report *r, const char *file)
 			json_decref(findings);
 			return NULL;
 		}
-	root = json_pack("{s:s, s:s, s:o, s:n, s:o, s:n, s:[]}",
+	root = json_pack("{s:s, s:s, s:o, s:o, s:o, s:n, s:[]}",
 	    "verdict", verdict_name(r->verdict),
 	    "config_sha256", r->config_sha256,
 	    "context", encode_context(&r->ctx),
-	    "plan",
+	    "plan", encode_plan(r->plan),
 	    "findings", findings,
 	    "estimate",
 	    "suggestions");

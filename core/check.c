@@ -5,6 +5,7 @@
 
 #include "arena.h"
 #include "config.h"
+#include "plan.h"
 #include "rules.h"
 
 /* schema.duplicate_key: PyYAML keeps the last; say so at the second. */
@@ -32,6 +33,7 @@ check_run(struct report **out, const char *buf, size_t len,
     struct err *e)
 {
 	struct report *r;
+	struct plan *plan;
 	struct doc *d;
 	int rv;
 
@@ -48,11 +50,19 @@ check_run(struct report **out, const char *buf, size_t len,
 	if (rv != 0)
 		return rv;
 	r->doc = d;
+	plan = ARENA_NEW(a, struct plan, 1);
+	if (plan == NULL)
+		return err_set(e, ERR_NOMEM, NULL,
+		    "request memory budget spent");
+	rv = plan_build(plan, d, &r->ctx, a);
+	if (rv != 0)
+		return err_set(e, rv, NULL, "cannot derive the launch plan");
+	r->plan = plan;
 	rv = report_dups(r, d, a);
 	if (rv == 0)
 		rv = config_check(r, d, a);
 	if (rv == 0)
-		rv = rules_run(r, d, &r->ctx, a);
+		rv = rules_run(r, d, &r->ctx, plan, a);
 	if (rv != 0)
 		return err_set(e, rv, NULL,
 		    "request memory budget spent while reporting");

@@ -33,6 +33,37 @@ rule_report(struct rule_ctx *rc, const struct doc_pair *p, const char *fmt,
 	    p->key_loc.col, rc->rule->hint, "%s", msg);
 }
 
+int
+rule_report_sev(struct rule_ctx *rc, const struct doc_pair *p,
+    enum severity sev, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return report_add(rc->r, rc->a, rc->rule->id, sev,
+	    p != NULL && p->key->text != NULL ? p->key->text : "",
+	    p != NULL ? p->key_loc.line : rc->root->loc.line,
+	    p != NULL ? p->key_loc.col : rc->root->loc.col, rc->rule->hint,
+	    "%s", msg);
+}
+
+const struct doc_pair *
+first_of_sizes(const struct rule_ctx *rc)
+{
+	static const char *const keys[] = { "dp_shard_size",
+	    "dp_replicate_size", "tensor_parallel_size",
+	    "context_parallel_size", "expert_parallel_size" };
+	size_t i;
+
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (cfg_pair(rc, keys[i]) != NULL)
+			return cfg_pair(rc, keys[i]);
+	return NULL;
+}
+
 bool
 doc_truthy(const struct doc_node *v)
 {

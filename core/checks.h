@@ -87,4 +87,18 @@ int check_save_early_stopping(struct rule_ctx *rc);
 int check_save_safetensors(struct rule_ctx *rc);
 int check_save_strategy_steps(struct rule_ctx *rc);
 
+/* core/checks_plan.c */
+int check_ds_bf16(struct rule_ctx *rc);
+int check_ds_hardcoded(struct rule_ctx *rc);
+int check_ds_optimizer_block(struct rule_ctx *rc);
+int check_ds_single_gpu(struct rule_ctx *rc);
+int check_ds_unreadable(struct rule_ctx *rc);
+int check_ds_zero3_gather(struct rule_ctx *rc);
+int check_ep_divide_world(struct rule_ctx *rc);
+int check_ep_product(struct rule_ctx *rc);
+int check_ep_with_tp(struct rule_ctx *rc);
+int check_parallel_ddp_tp_cp(struct rule_ctx *rc);
+int check_parallel_dp_shard_no_fsdp(struct rule_ctx *rc);
+int check_parallel_nd_product(struct rule_ctx *rc);
+
 #endif /* CORE_CHECKS_H */

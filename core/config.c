@@ -20,9 +20,12 @@
 
 #define SUGGEST_MAX_LEN 64
 
-/* Optimal string alignment distance, bounded by SUGGEST_MAX_LEN. */
+/*
+ * Optimal string alignment distance, bounded by SUGGEST_MAX_LEN; stops
+ * early (returning more than limit) once every cell of a row is past it.
+ */
 static unsigned
-distance(const char *a, const char *b)
+distance(const char *a, const char *b, unsigned limit)
 {
 	unsigned d[SUGGEST_MAX_LEN + 1][SUGGEST_MAX_LEN + 1];
 	size_t la = strlen(a), lb = strlen(b), i, j;
@@ -33,7 +36,9 @@ distance(const char *a, const char *b)
 		d[i][0] = (unsigned)i;
 	for (j = 0; j <= lb; j++)
 		d[0][j] = (unsigned)j;
-	for (i = 1; i <= la; i++)
+	for (i = 1; i <= la; i++) {
+		unsigned row_min = 1000;
+
 		for (j = 1; j <= lb; j++) {
 			unsigned cost = a[i - 1] != b[j - 1];
 			unsigned best = d[i - 1][j] + 1;
@@ -46,7 +51,12 @@ distance(const char *a, const char *b)
 			    a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
 				best = d[i - 2][j - 2] + 1;
 			d[i][j] = best;
+			if (best < row_min)
+				row_min = best;
 		}
+		if (row_min > limit + 1)
+			return limit + 2;
+	}
 	return d[la][lb];
 }
 
@@ -62,12 +72,16 @@ config_suggest(const char *key)
 	for (i = 0; i < keys_table_len; i++) {
 		const char *k = keys_table[i].key;
 		size_t kl = strlen(k);
-		unsigned dd = distance(key, k);
+		unsigned dd;
 
 		/* A long key with a few letters added: sequence_length. */
 		if (kl >= 8 && len > kl && len - kl <= 4 &&
-		    strncmp(key, k, kl) == 0 && dd > limit)
+		    strncmp(key, k, kl) == 0)
 			dd = limit;
+		else if ((kl > len ? kl - len : len - kl) > limit)
+			continue;	/* the distance is at least that */
+		else
+			dd = distance(key, k, limit);
 
 		if (dd < best) {
 			best = dd;

@@ -16,6 +16,7 @@
 
 struct arena;
 struct doc;
+struct plan;
 
 enum severity {
 	SEV_INFO = 0,
@@ -55,6 +56,7 @@ struct report {
 				   cannot hash, so the caller fills it */
 	struct context ctx;	/* resolved context */
 	const struct doc *doc;	/* the parsed document; borrowed (arena) */
+	const struct plan *plan;	/* what Axolotl would do (arena) */
 	struct finding *findings;	/* nfindings, sorted */
 	size_t nfindings;
 	size_t count[3];	/* findings per enum severity */

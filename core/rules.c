@@ -100,6 +100,30 @@ static const struct rule_def rules[] = {
 	  "context_parallel_size does not divide the GPUs",
 	  "use a context_parallel_size that divides the number of GPUs",
 	  "docs/rules.md#cpworld_divisibility", check_cp_world },
+	{ "deepspeed.bf16_preset_requires_bf16", SEV_ERROR,
+	  "a DeepSpeed config whose hard-coded dtype contradicts the run",
+	  "use deepspeed_configs/zero3.json (bf16/fp16 auto)",
+	  "docs/rules.md#deepspeedbf16_preset_requires_bf16", check_ds_bf16 },
+	{ "deepspeed.hardcoded_value_mismatch", SEV_ERROR,
+	  "a DeepSpeed config with hard-coded batch values that differ from Axolotl's",
+	  "set those JSON fields to \"auto\"",
+	  "docs/rules.md#deepspeedhardcoded_value_mismatch", check_ds_hardcoded },
+	{ "deepspeed.optimizer_block_overrides", SEV_WARNING,
+	  "a DeepSpeed config with its own optimizer or scheduler",
+	  "remove the optimizer/scheduler block from the JSON",
+	  "docs/rules.md#deepspeedoptimizer_block_overrides", check_ds_optimizer_block },
+	{ "deepspeed.single_gpu", SEV_WARNING,
+	  "DeepSpeed on a single GPU",
+	  "remove deepspeed for single-GPU runs",
+	  "docs/rules.md#deepspeedsingle_gpu", check_ds_single_gpu },
+	{ "deepspeed.unreadable_config", SEV_INFO,
+	  "a DeepSpeed config preflight cannot open",
+	  "pass the file with --deepspeed-config, or use an Axolotl preset",
+	  "docs/rules.md#deepspeedunreadable_config", check_ds_unreadable },
+	{ "deepspeed.zero3_16bit_gather_on_save", SEV_ERROR,
+	  "ZeRO-3 without gathering 16-bit weights on save",
+	  "set gather_16bit_weights_on_model_save: true in the JSON",
+	  "docs/rules.md#deepspeedzero3_16bit_gather_on_save", check_ds_zero3_gather },
 	{ "deprecated.dataset_processes", SEV_WARNING,
 	  "dataset_processes is deprecated", "rename it to dataset_num_proc",
 	  "docs/rules.md#deprecateddataset_processes", NULL },
@@ -126,6 +150,14 @@ static const struct rule_def rules[] = {
 	  "the unsloth_* flags were removed",
 	  "use lora_mlp_kernel, lora_qkv_kernel, lora_o_kernel",
 	  "docs/rules.md#deprecatedunsloth_flags_removed", NULL },
+	{ "ep.must_divide_world", SEV_ERROR,
+	  "expert_parallel_size does not divide the GPUs",
+	  "use an expert_parallel_size that divides the GPUs",
+	  "docs/rules.md#epmust_divide_world", check_ep_divide_world },
+	{ "ep.product_equals_world", SEV_ERROR,
+	  "expert x shard x tensor x context sizes differ from the GPUs",
+	  "make ep x dp_shard x tp x cp equal the GPUs",
+	  "docs/rules.md#epproduct_equals_world", check_ep_product },
 	{ "ep.requires_plugin", SEV_ERROR,
 	  "expert parallelism without its plugin",
 	  "add axolotl.integrations.expert_parallel.ExpertParallelPlugin to plugins:",
@@ -138,6 +170,10 @@ static const struct rule_def rules[] = {
 	  "expert_parallel_token_capacity below 1",
 	  "set it >= 1 or remove it",
 	  "docs/rules.md#eptoken_capacity_minimum", check_ep_token_capacity },
+	{ "ep.with_tp", SEV_ERROR,
+	  "expert parallelism with tensor parallelism and sharding or context parallelism",
+	  "drop tensor_parallel_size or the other dimension",
+	  "docs/rules.md#epwith_tp", check_ep_with_tp },
 	{ "fsdp.deepspeed_exclusive_legacy", SEV_ERROR,
 	  "deepspeed and the legacy fsdp list together",
 	  "keep one sharding strategy",
@@ -302,6 +338,18 @@ static const struct rule_def rules[] = {
 	  "streaming packing over several datasets",
 	  "stream one dataset, or turn off sample_packing",
 	  "docs/rules.md#packingstreaming_multiple_datasets", check_packing_streaming_multi },
+	{ "parallel.ddp_with_tp_or_cp", SEV_ERROR,
+	  "dp_replicate_size without dp_shard_size next to tensor or context parallelism",
+	  "set dp_shard_size too, or drop dp_replicate_size",
+	  "docs/rules.md#parallelddp_with_tp_or_cp", check_parallel_ddp_tp_cp },
+	{ "parallel.dp_shard_without_fsdp", SEV_ERROR,
+	  "dp_shard_size without FSDP",
+	  "add fsdp_config with fsdp_version: 2, or remove dp_shard_size",
+	  "docs/rules.md#paralleldp_shard_without_fsdp", check_parallel_dp_shard_no_fsdp },
+	{ "parallel.nd_product_mismatch", SEV_ERROR,
+	  "parallel sizes do not multiply to the number of GPUs",
+	  "make dp_replicate x dp_shard x tp x cp equal the GPUs",
+	  "docs/rules.md#parallelnd_product_mismatch", check_parallel_nd_product },
 	{ "parallel.tp_liger_flce", SEV_ERROR,
 	  "Liger fused linear cross entropy with tensor parallelism",
 	  "set liger_fused_linear_cross_entropy: false",
@@ -393,7 +441,7 @@ rules_all(size_t *n)
 
 int
 rules_run(struct report *r, const struct doc *d, const struct context *ctx,
-    struct arena *a)
+    const struct plan *plan, struct arena *a)
 {
 	struct rule_ctx rc;
 	size_t i;
@@ -401,6 +449,7 @@ rules_run(struct report *r, const struct doc *d, const struct context *ctx,
 
 	rc.root = d->root;
 	rc.ctx = ctx;
+	rc.plan = plan;
 	rc.r = r;
 	rc.a = a;
 	for (i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {

@@ -34,7 +34,9 @@ const struct rule_def *rules_all(size_t *n);
 const struct rule_def *rules_find(const char *id);
 
 /* Run every rule function over d for ctx into r; 0 or ERR_NOMEM. */
+struct plan;
+
 int rules_run(struct report *r, const struct doc *d,
-    const struct context *ctx, struct arena *a);
+    const struct context *ctx, const struct plan *plan, struct arena *a);
 
 #endif /* CORE_RULES_H */

@@ -14,6 +14,7 @@
 struct rule_ctx {
 	const struct doc_node *root;	/* the config mapping */
 	const struct context *ctx;	/* where it runs */
+	const struct plan *plan;	/* Axolotl's derived plan */
 	const struct rule_def *rule;	/* the row being run */
 	struct report *r;
 	struct arena *a;
@@ -25,6 +26,14 @@ struct rule_ctx {
  */
 int rule_report(struct rule_ctx *rc, const struct doc_pair *p,
     const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* rule_report() with another severity than the row's. */
+int rule_report_sev(struct rule_ctx *rc, const struct doc_pair *p,
+    enum severity sev, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* The first parallel-size key written (dp_shard_size, ...), or NULL. */
+const struct doc_pair *first_of_sizes(const struct rule_ctx *rc);
 
 /* The top-level pair for key, or NULL. */
 const struct doc_pair *cfg_pair(const struct rule_ctx *rc, const char *key);

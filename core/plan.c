@@ -1,0 +1,328 @@
+/*
+ * core/plan: Axolotl's derivations (rules.md section 2), in the order
+ * Axolotl applies them.  No I/O: an embedded DeepSpeed preset is parsed
+ * from memory with core/doc (JSON is YAML); a path that is not a preset is
+ * DS_UNREADABLE and the stage is guessed from its name.
+ */
+#include "plan.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "arena.h"
+#include "doc.h"
+#include "gpu.h"
+#include "report.h"
+#include "rules_int.h"
+
+const struct ds_preset *
+ds_preset_find(const char *path)
+{
+	size_t i, n = strlen(path);
+
+	for (i = 0; i < ds_presets_len; i++) {
+		size_t k = strlen(ds_presets[i].name);
+
+		if (n >= k && strcmp(path + n - k, ds_presets[i].name) == 0 &&
+		    (n == k || path[n - k - 1] == '/'))
+			return &ds_presets[i];
+	}
+	return NULL;
+}
+
+static const struct doc_node *
+get(const struct doc_node *m, const char *key)
+{
+	const struct doc_pair *p = doc_map_get(m, key);
+
+	return p != NULL ? p->value : NULL;
+}
+
+static bool
+on(const struct doc_node *m, const char *key)
+{
+	return doc_truthy(get(m, key));
+}
+
+static long long
+num(const struct doc_node *m, const char *key, long long def)
+{
+	const struct doc_node *v = get(m, key);
+
+	if (v != NULL && v->kind == DOC_INT && !v->big)
+		return v->i;
+	if (v != NULL && v->kind == DOC_FLOAT && v->f == (double)(long long)v->f)
+		return (long long)v->f;
+	return def;
+}
+
+static const char *
+str(const struct doc_node *m, const char *key)
+{
+	const struct doc_node *v = get(m, key);
+
+	return v != NULL && v->kind == DOC_STR ? v->text : NULL;
+}
+
+/* DeepSpeed facts from a config mapping (a preset or inline). */
+static void
+ds_read(struct plan *p, const struct doc_node *ds)
+{
+	const struct doc_node *z = get(ds, "zero_optimization");
+	const struct doc_node *oo = get(z, "offload_optimizer");
+	const struct doc_node *op = get(z, "offload_param");
+	const struct doc_node *bf = get(get(ds, "bf16"), "enabled");
+	const struct doc_node *fp = get(get(ds, "fp16"), "enabled");
+	const char *dev;
+
+	p->ds_map = ds;
+	p->ds_fp16 = fp != NULL && fp->kind == DOC_BOOL ? fp->b : -1;
+	p->zero_stage = (int)num(z, "stage", 0);
+	dev = str(oo, "device");
+	p->ds_offload_optimizer = dev != NULL && strcmp(dev, "none") != 0;
+	dev = str(op, "device");
+	p->ds_offload_param = dev != NULL && strcmp(dev, "none") != 0;
+	p->ds_bf16 = bf != NULL && bf->kind == DOC_BOOL ? bf->b : -1;
+}
+
+static int
+plan_deepspeed(struct plan *p, const struct doc_node *root,
+    struct arena *a)
+{
+	const struct doc_node *v = get(root, "deepspeed");
+	const struct ds_preset *pr;
+	struct limits lim;
+	struct err e = { 0 };
+	struct doc *d;
+
+	if (!doc_truthy(v))
+		return 0;
+	if (v->kind == DOC_MAP) {
+		p->ds = DS_INLINE;
+		ds_read(p, v);
+		return 0;
+	}
+	if (v->kind != DOC_STR)
+		return 0;
+	p->ds_name = v->text;
+	pr = ds_preset_find(v->text);
+	if (pr == NULL) {
+		p->ds = DS_UNREADABLE;
+		p->zero_stage = strstr(v->text, "zero3") != NULL ? 3 :
+		    strstr(v->text, "zero2") != NULL ? 2 :
+		    strstr(v->text, "zero1") != NULL ? 1 : 0;
+		p->ds_bf16 = -1;
+		return 0;
+	}
+	p->ds = DS_PRESET;
+	limits_default(&lim);
+	if (doc_parse(&d, pr->json, strlen(pr->json), &lim, a, &e) != 0)
+		return e.code == ERR_NOMEM ? ERR_NOMEM : ERR_INTERNAL;
+	ds_read(p, d->root);
+	return 0;
+}
+
+static int
+fsdp_version_of(const struct doc_node *root)
+{
+	const struct doc_node *top = get(root, "fsdp_version");
+	const struct doc_node *f = get(root, "fsdp_config");
+	const struct doc_node *n;
+
+	if (top != NULL && top->kind == DOC_INT)
+		return (int)top->i;
+	if (top != NULL && top->kind == DOC_STR)
+		return top->text[0] == '2' ? 2 : 1;
+	if (!doc_truthy(f))
+		return on(root, "fsdp") ? 1 : 0;
+	n = get(f, "version");
+	if (n == NULL)
+		n = get(f, "fsdp_version");
+	if (n != NULL && n->kind == DOC_INT)
+		return (int)n->i;
+	return 1;
+}
+
+/* Axolotl's mesh builder (rules.md 2.6); error text or NULL. */
+static const char *
+build_mesh(struct plan *p, const struct doc_node *root, bool fsdp)
+{
+	long long rem = p->world;
+	long long rs = num(root, "dp_replicate_size", 0);
+	long long ss = num(root, "dp_shard_size", 0);
+
+	p->dp_replicate = p->dp_shard = 1;
+	if (p->ep > 1) {
+		if (p->world % p->ep != 0)
+			return "expert_parallel_size does not divide the GPUs";
+		rem /= p->ep;
+	}
+	if (p->tp > 1)
+		rem /= p->tp;
+	if (p->cp > 1)
+		rem /= p->cp;
+	if (ss <= 0 && rs <= 1 && rem > 1) {
+		p->dp_shard = rem;
+		rem = 1;
+	}
+	if (rs > 1) {
+		p->dp_replicate = rs;
+		rem /= rs;
+	}
+	if (rem > 1 && ss > 1) {
+		if (!fsdp)
+			return "dp_shard_size needs FSDP";
+		p->dp_shard = ss;
+		rem /= ss;
+		if (rem > 1 && rs <= 0) {
+			p->dp_replicate = rem;
+			rem = 1;
+		}
+	}
+	if (rem > 1 && ss <= 0 && fsdp) {
+		p->dp_shard = rem;
+		rem = 1;
+	}
+	if (rem > 1)
+		return "the parallel sizes leave GPUs unassigned";
+	return NULL;
+}
+
+static const char *
+precision(const struct doc_node *root, const struct gpu *g)
+{
+	const struct doc_node *bf = get(root, "bf16");
+	bool bf_auto = bf == NULL || bf->kind == DOC_NULL ||
+	    (bf->kind == DOC_STR && strcmp(bf->text, "auto") == 0);
+
+	if (on(root, "fp8"))
+		return "fp8";
+	if ((bf_auto && g != NULL && g->bf16 && !on(root, "fp16")) ||
+	    (bf != NULL && bf->kind == DOC_BOOL && bf->b))
+		return "bf16";
+	if (on(root, "fp16"))
+		return "fp16";
+	/* bf16: auto on a GPU without bf16 turns fp16 on (resolve_dtype). */
+	if (bf_auto && g != NULL && !g->bf16 && !on(root, "float16") &&
+	    get(root, "fp16") == NULL)
+		return "fp16";
+	return "fp32";
+}
+
+static const char *
+attention(const struct doc_node *root)
+{
+	static const char *const legacy[][2] = {
+		{ "xformers_attention", "xformers" },
+		{ "sage_attention", "sage" },
+		{ "flex_attention", "flex_attention" },
+		{ "flash_attention", "flash_attention_2" },
+		{ "sdp_attention", "sdpa" },
+		{ "eager_attention", "eager" },
+	};
+	const char *impl = str(root, "attn_implementation");
+	size_t i;
+
+	if (impl != NULL)
+		return impl;
+	for (i = 0; i < sizeof(legacy) / sizeof(legacy[0]); i++)
+		if (on(root, legacy[i][0]))
+			return legacy[i][1];
+	return "sdpa";
+}
+
+int
+plan_build(struct plan *p, const struct doc *d, const struct context *ctx,
+    struct arena *a)
+{
+	const struct doc_node *root = d->root;
+	const struct gpu *g = gpu_find(ctx->gpu);
+	const struct doc_node *gc = get(root, "gradient_checkpointing");
+	const struct doc_node *ao = get(root, "activation_offloading");
+	const struct doc_node *ddpv = get(root, "ddp");
+	bool fsdp, ddp, builder;
+	long long bs, gas, mbs, cpv;
+	int fv, rv;
+
+	memset(p, 0, sizeof(*p));
+	p->world = ctx->gpus;
+	p->tp = num(root, "tensor_parallel_size", 1);
+	cpv = num(root, "context_parallel_size", 0);
+	p->cp = cpv > 0 ? cpv : num(root, "sequence_parallel_degree", 1);
+	p->ep = num(root, "expert_parallel_size", 1);
+	if (p->tp < 1)
+		p->tp = 1;
+	if (p->cp < 1)
+		p->cp = 1;
+	if (p->ep < 1)
+		p->ep = 1;
+	rv = plan_deepspeed(p, root, a);
+	if (rv != 0)
+		return rv;
+	fv = fsdp_version_of(root);
+	fsdp = fv != 0;
+	/* FSDP wins over DeepSpeed in Axolotl's dispatch. */
+	if (fsdp)
+		p->strategy = fv == 2 ? "fsdp2" : "fsdp1";
+	else if (p->ds != DS_NONE)
+		p->strategy = "deepspeed";
+	else if (p->world > 1)
+		p->strategy = "ddp";
+	else
+		p->strategy = "single";
+	if (!(p->ds != DS_NONE && !fsdp))
+		p->zero_stage = 0;
+	builder = fv == 2 || p->tp > 1 || p->cp > 1 ||
+	    (str(root, "optimizer") != NULL &&
+	    (strcmp(str(root, "optimizer"), "muon") == 0 ||
+	    strcmp(str(root, "optimizer"), "dion") == 0 ||
+	    strcmp(str(root, "optimizer"), "sinkgd") == 0));
+	if (builder) {
+		p->mesh_error = build_mesh(p, root, fsdp);
+	} else if (fsdp || strcmp(p->strategy, "deepspeed") == 0) {
+		p->dp_replicate = 1;
+		p->dp_shard = p->world;
+	} else {
+		p->dp_replicate = p->world;
+		p->dp_shard = 1;
+	}
+	p->precision = precision(root, g);
+	p->attention = attention(root);
+	p->adapter = str(root, "adapter");
+	p->load_in_4bit = on(root, "load_in_4bit");
+	p->load_in_8bit = on(root, "load_in_8bit");
+	p->gradient_checkpointing = doc_truthy(gc);
+	if (gc != NULL && gc->kind == DOC_STR)
+		p->activation_offloading = strcmp(gc->text, "offload_disk") ==
+		    0 ? "disk" : "true";
+	if (doc_truthy(ao))
+		p->activation_offloading = ao->kind == DOC_STR ? ao->text :
+		    "true";
+	p->sample_packing = on(root, "sample_packing");
+	p->optimizer = str(root, "optimizer") != NULL ?
+	    str(root, "optimizer") : "adamw_torch_fused";
+	/* Batch arithmetic (rules.md 2.2) on model-phase values. */
+	mbs = num(root, "micro_batch_size", 1);
+	if (mbs < 1)
+		mbs = 1;
+	gas = get(root, "gradient_accumulation_steps") == NULL ? 1 :
+	    num(root, "gradient_accumulation_steps", 0);
+	bs = num(root, "batch_size", 0);
+	if (gas <= 0)
+		gas = bs > 0 ? bs / mbs : 1;
+	if (gas < 1)
+		gas = 1;
+	if (bs <= 0)
+		bs = mbs * gas;
+	p->micro_batch_size = mbs;
+	p->gradient_accumulation_steps = gas;
+	p->batch_size = bs;
+	ddp = ddpv != NULL && ddpv->kind == DOC_BOOL ? ddpv->b : p->world != 1;
+	p->global_batch_size = bs;
+	if (p->world != 1 && (fsdp || ddp))
+		p->global_batch_size = bs * ((p->world / p->cp) / p->tp);
+	p->sequence_len = num(root, "sequence_len", 512);
+	p->tokens_per_step = p->global_batch_size * p->sequence_len;
+	return 0;
+}

@@ -1,0 +1,77 @@
+/*
+ * core/plan: what Axolotl would actually do with a config on a context,
+ * after its own defaults and derivations (rules.md section 2): strategy,
+ * mesh, precision, attention, batch arithmetic.  The report's "plan", and
+ * the input of the parallel.* rules and the estimator.
+ */
+#ifndef CORE_PLAN_H
+#define CORE_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct arena;
+struct context;
+struct doc;
+
+/* Axolotl's DeepSpeed presets, embedded (build/gen/tables.c). */
+struct ds_preset {
+	const char *name;	/* "zero3_bf16.json" */
+	const char *json;	/* the file */
+};
+
+extern const struct ds_preset ds_presets[];
+extern const size_t ds_presets_len;
+
+/* The preset whose name ends path ("deepspeed_configs/zero2.json"). */
+const struct ds_preset *ds_preset_find(const char *path);
+
+enum ds_source {
+	DS_NONE = 0,		/* no deepspeed */
+	DS_PRESET,		/* one of the embedded presets */
+	DS_INLINE,		/* a mapping in the YAML */
+	DS_UNREADABLE		/* a path preflight cannot open */
+};
+
+struct plan {
+	const char *strategy;	/* single|ddp|deepspeed|fsdp1|fsdp2 */
+	int zero_stage;		/* 1-3 under DeepSpeed; 0 unknown/none */
+	enum ds_source ds;	/* where the DeepSpeed config came from */
+	const char *ds_name;	/* preset or path, or NULL */
+	bool ds_offload_optimizer;	/* zero_optimization.offload_optimizer */
+	bool ds_offload_param;	/* zero_optimization.offload_param */
+	int ds_bf16;		/* bf16.enabled: 1 true, 0 false, -1 auto/unset */
+	int ds_fp16;		/* fp16.enabled, the same way */
+	const struct doc_node *ds_map;	/* the DeepSpeed config, or NULL */
+	long long world;	/* W, the number of GPUs */
+	long long dp_replicate;	/* the mesh; product = world when valid */
+	long long dp_shard;
+	long long tp;
+	long long cp;
+	long long ep;
+	const char *mesh_error;	/* why the layout cannot be built, or NULL */
+	const char *precision;	/* fp8|bf16|fp16|fp32 */
+	const char *attention;	/* backend name; "sdpa" when none is set */
+	const char *adapter;	/* lora|qlora|... or NULL (full) */
+	bool load_in_4bit;
+	bool load_in_8bit;
+	bool gradient_checkpointing;
+	const char *activation_offloading;	/* NULL, "true", "disk", ... */
+	bool sample_packing;
+	long long micro_batch_size;
+	long long gradient_accumulation_steps;
+	long long batch_size;	/* per data-parallel rank */
+	long long global_batch_size;	/* per optimizer step, all ranks */
+	long long sequence_len;
+	long long tokens_per_step;	/* global_batch_size x sequence_len */
+	const char *optimizer;	/* as written, or adamw_torch_fused */
+};
+
+/*
+ * Derive the plan of d on ctx (resolved).  Strings are borrowed from d
+ * or static; a is for an embedded preset's parse.  0 or ERR_NOMEM.
+ */
+int plan_build(struct plan *out, const struct doc *d,
+    const struct context *ctx, struct arena *a);
+
+#endif /* CORE_PLAN_H */
