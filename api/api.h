@@ -18,6 +18,7 @@
 #include "core/doc.h"
 
 struct arena;
+struct policy;
 struct report;
 
 #define API_MAX_HEADERS 12
@@ -65,6 +66,9 @@ struct api_ctx {
 	void *env;		/* passed to the callbacks below */
 	int64_t (*now_ms)(void *env);	/* wall clock, Unix ms */
 	void (*random)(void *env, void *buf, size_t n);	/* CSPRNG */
+	/* The policy in force (reloaded on SIGHUP), or NULL; borrowed for
+	   the rest of the request.  NULL function: no policy. */
+	const struct policy *(*policy)(void *env);
 	/* Prometheus text for GET /metrics: malloc'd into *out. */
 	int (*metrics)(void *env, char **out, size_t *len);
 	/* Id state: ids are strictly increasing within one ctx. */

@@ -142,6 +142,11 @@ decode_context(struct context *c, json_t *j, struct api_resp *resp)
 				c->nodes = (long)n;
 			else
 				c->gpus = (long)n;
+		} else if (strcmp(key, "torch") == 0) {
+			if (!json_is_string(v) || context_parse_torch(&c->torch,
+			    json_string_value(v)) != 0)
+				return bad_field(resp, "context.torch must be a "
+				    "version like \"2.11\"");
 		} else if (strcmp(key, "gpu") == 0 ||
 		    strcmp(key, "interconnect") == 0) {
 			if (!json_is_string(v))
@@ -155,7 +160,7 @@ decode_context(struct context *c, json_t *j, struct api_resp *resp)
 			api_problem(resp, 422, "invalid-field",
 			    "Unprocessable request", NULL,
 			    "unknown context field '%.64s'; known: gpus, "
-			    "nodes, gpu, interconnect", key);
+			    "nodes, gpu, interconnect, torch", key);
 			return -1;
 		}
 	}
@@ -311,6 +316,10 @@ decode_yaml_body(struct submission *s, const struct api_req *req,
 		s->ctx.gpu = v;
 	if ((v = query_get(q, "interconnect")) != NULL)
 		s->ctx.interconnect = v;
+	if ((v = query_get(q, "torch")) != NULL &&
+	    context_parse_torch(&s->ctx.torch, v) != 0)
+		return bad_field(resp, "torch must be a version like %s",
+		    "2.11");
 	if ((v = query_get(q, "name")) != NULL)
 		s->name = v;
 	s->labels = json_object();
@@ -335,7 +344,8 @@ decode_submission(struct submission *s, const struct api_req *req,
 	static const char *const ci_q[] = { "format", NULL };
 	bool ci = kind == SUB_CI, allow_dry_run = kind == SUB_CHECK;
 	static const char *const yaml_q[] = { "dry_run", "gpus",
-	    "world_size", "nodes", "gpu", "interconnect", "name", NULL };
+	    "world_size", "nodes", "gpu", "interconnect", "name", "torch",
+	    NULL };
 	char mt[64];
 	struct err e = { 0 };
 
@@ -394,8 +404,10 @@ run_check(struct report **r, struct api_ctx *ctx, const struct api_req *req,
     const struct submission *s, struct api_resp *resp)
 {
 	struct err e = { 0 };
+	struct context c = s->ctx;
 
-	if (check_run(r, s->config, s->config_len, &s->ctx, &ctx->lim,
+	c.policy = ctx->policy != NULL ? ctx->policy(ctx->env) : NULL;
+	if (check_run(r, s->config, s->config_len, &c, &ctx->lim,
 	    req->arena, &e) != 0 ||
 	    digest_sha256_hex((*r)->config_sha256, s->config,
 	    s->config_len) != 0) {

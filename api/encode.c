@@ -4,6 +4,7 @@
  */
 #include "encode.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "core/doc.h"
@@ -18,12 +19,25 @@ str_or_null(const char *s)
 static json_t *
 encode_context(const struct context *c)
 {
-	return json_pack("{s:I, s:I, s:I, s:s, s:s}",
+	json_t *j = json_pack("{s:I, s:I, s:I, s:s, s:s}",
 	    "gpus", (json_int_t)c->gpus,
 	    "nodes", (json_int_t)c->nodes,
 	    "gpus_per_node", (json_int_t)c->gpus_per_node,
 	    "gpu", c->gpu,
 	    "interconnect", c->interconnect);
+
+	if (j != NULL && c->torch > 0) {
+		char v[16];
+
+		if (c->torch % 10 != 0)
+			snprintf(v, sizeof(v), "%d.%d.%d", c->torch / 1000,
+			    c->torch % 1000 / 10, c->torch % 10);
+		else
+			snprintf(v, sizeof(v), "%d.%d", c->torch / 1000,
+			    c->torch % 1000 / 10);
+		json_object_set_new(j, "torch", json_string(v));
+	}
+	return j;
 }
 
 static json_t *
@@ -87,7 +101,7 @@ encode_plan(const struct plan *p)
 json_t *
 encode_report_json(const struct report *r, const char *file)
 {
-	json_t *root, *findings;
+	json_t *root, *findings, *sup;
 	size_t i;
 
 	findings = json_array();
@@ -99,14 +113,24 @@ encode_report_json(const struct report *r, const char *file)
 			json_decref(findings);
 			return NULL;
 		}
-	root = json_pack("{s:s, s:s, s:o, s:o, s:o, s:n, s:[]}",
+	sup = json_array();
+	for (i = 0; sup != NULL && i < r->nsuppressed; i++) {
+		json_t *f = encode_finding(&r->suppressed[i]);
+
+		json_object_set_new(f, "reason", json_string(
+		    r->suppressed[i].reason != NULL ?
+		    r->suppressed[i].reason : ""));
+		json_array_append_new(sup, f);
+	}
+	root = json_pack("{s:s, s:s, s:o, s:o, s:o, s:n, s:[], s:o}",
 	    "verdict", verdict_name(r->verdict),
 	    "config_sha256", r->config_sha256,
 	    "context", encode_context(&r->ctx),
 	    "plan", encode_plan(r->plan),
 	    "findings", findings,
 	    "estimate",
-	    "suggestions");
+	    "suggestions",
+	    "suppressed", sup);
 	if (root == NULL)
 		return NULL;
 	if (file != NULL && json_object_set_new(root, "file",

@@ -6,6 +6,8 @@
 #include "arena.h"
 #include "config.h"
 #include "plan.h"
+#include "policy.h"
+#include "suppress.h"
 #include "rules.h"
 
 /* schema.duplicate_key: PyYAML keeps the last; say so at the second. */
@@ -55,6 +57,9 @@ check_run(struct report **out, const char *buf, size_t len,
 		return err_set(e, ERR_NOMEM, NULL,
 		    "request memory budget spent");
 	rv = plan_build(plan, d, &r->ctx, a);
+	if (rv == ERR_SCHEMA)
+		return err_set(e, rv, NULL, "the DeepSpeed config given is not "
+		    "valid JSON");
 	if (rv != 0)
 		return err_set(e, rv, NULL, "cannot derive the launch plan");
 	r->plan = plan;
@@ -63,6 +68,11 @@ check_run(struct report **out, const char *buf, size_t len,
 		rv = config_check(r, d, a);
 	if (rv == 0)
 		rv = rules_run(r, d, &r->ctx, plan, a);
+	if (rv == 0)
+		rv = suppress_apply(r, buf, len, ctx->policy != NULL &&
+		    ctx->policy->forbid_inline_suppression, a);
+	if (rv == 0 && ctx->policy != NULL)
+		rv = policy_apply(r, ctx->policy, a);
 	if (rv != 0)
 		return err_set(e, rv, NULL,
 		    "request memory budget spent while reporting");

@@ -87,6 +87,15 @@ int check_save_early_stopping(struct rule_ctx *rc);
 int check_save_safetensors(struct rule_ctx *rc);
 int check_save_strategy_steps(struct rule_ctx *rc);
 
+/* core/checks_more.c: capabilities */
+int check_attn_flex_torch(struct rule_ctx *rc);
+int check_attn_fp8(struct rule_ctx *rc);
+int check_attn_sage_cc(struct rule_ctx *rc);
+int check_fsdp_fsdp2_torch(struct rule_ctx *rc);
+int check_moe_quant_cuda(struct rule_ctx *rc);
+int check_optim_adopt_torch(struct rule_ctx *rc);
+int check_precision_fp8_gpu(struct rule_ctx *rc);
+
 /* core/checks_plan.c */
 int check_ds_bf16(struct rule_ctx *rc);
 int check_ds_hardcoded(struct rule_ctx *rc);

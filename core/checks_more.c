@@ -1083,3 +1083,109 @@ check_save_early_stopping(struct rule_ctx *rc)
 		    "multiple of eval_steps (%lld) for early stopping", s, e);
 	return 0;
 }
+
+/* ---- GPU and torch capabilities (the context) ----------------------- */
+
+static const struct gpu *
+the_gpu(const struct rule_ctx *rc)
+{
+	return gpu_find(rc->ctx->gpu);
+}
+
+/* attn.flex_torch_version */
+int
+check_attn_flex_torch(struct rule_ctx *rc)
+{
+	const char *be = attn_backend(rc);
+
+	if (be == NULL || strcmp(be, "flex_attention") != 0 ||
+	    rc->ctx->torch >= 2060)
+		return 0;
+	return rule_report(rc, first_of(rc, "attn_implementation",
+	    "flex_attention"), "flex attention needs torch 2.6 or newer");
+}
+
+/* attn.sage_compute_capability */
+int
+check_attn_sage_cc(struct rule_ctx *rc)
+{
+	const struct gpu *g = the_gpu(rc);
+	const char *be = attn_backend(rc);
+
+	if (be == NULL || strcmp(be, "sage") != 0 || g == NULL)
+		return 0;
+	if (g->cc == 80 || g->cc == 86 || g->cc == 89 || g->cc == 90 ||
+	    g->cc == 120)
+		return 0;
+	return rule_report(rc, first_of(rc, "attn_implementation",
+	    "sage_attention"), "sage attention does not run on %s (compute "
+	    "capability %u.%u); it needs sm_80, 86, 89, 90 or 120", g->id,
+	    g->cc / 10, g->cc % 10);
+}
+
+/* attn.fp8_preflight */
+int
+check_attn_fp8(struct rule_ctx *rc)
+{
+	const struct gpu *g = the_gpu(rc);
+
+	if (!str_is(rc, "attn_implementation", "fp8"))
+		return 0;
+	if (g != NULL && g->cc > 0 && g->cc < 90)
+		return rule_report(rc, cfg_pair(rc, "attn_implementation"),
+		    "fp8 attention needs compute capability 9.0 or newer; %s "
+		    "is %u.%u", g->id, g->cc / 10, g->cc % 10);
+	if (rc->ctx->torch < 2110)
+		return rule_report(rc, cfg_pair(rc, "attn_implementation"),
+		    "fp8 attention needs torch 2.11 or newer");
+	return 0;
+}
+
+/* precision.fp8_gpu_support */
+int
+check_precision_fp8_gpu(struct rule_ctx *rc)
+{
+	const struct gpu *g = the_gpu(rc);
+
+	if (!cfg_on(rc, "fp8") || g == NULL || g->cc == 0 || g->cc >= 90)
+		return 0;
+	return rule_report(rc, cfg_pair(rc, "fp8"), "fp8 training needs "
+	    "compute capability 9.0 or newer; %s is %u.%u", g->id,
+	    g->cc / 10, g->cc % 10);
+}
+
+/* fsdp.fsdp2_torch_version */
+int
+check_fsdp_fsdp2_torch(struct rule_ctx *rc)
+{
+	if (!cfg_on(rc, "fsdp_config") || cfg_int(rc, "fsdp_version", 0) != 2 ||
+	    rc->ctx->torch >= 2070)
+		return 0;
+	return rule_report(rc, cfg_pair(rc, "fsdp_version"), "FSDP2 needs "
+	    "torch 2.7 or newer");
+}
+
+/* optim.adopt_torch_version */
+int
+check_optim_adopt_torch(struct rule_ctx *rc)
+{
+	const char *opt = cfg_str(rc, "optimizer");
+
+	if (opt == NULL || strstr(opt, "adopt") == NULL ||
+	    rc->ctx->torch >= 2051)
+		return 0;
+	return rule_report(rc, cfg_pair(rc, "optimizer"), "optimizer %s "
+	    "needs torch 2.5.1 or newer", opt);
+}
+
+/* moe.quantize_experts_cuda_only */
+int
+check_moe_quant_cuda(struct rule_ctx *rc)
+{
+	const struct gpu *g = the_gpu(rc);
+
+	if (!cfg_on(rc, "quantize_moe_experts") || g == NULL || g->cc > 0)
+		return 0;
+	return rule_report(rc, cfg_pair(rc, "quantize_moe_experts"),
+	    "quantize_moe_experts runs on NVIDIA GPUs only, not %s", g->id);
+}

@@ -88,7 +88,7 @@ ds_read(struct plan *p, const struct doc_node *ds)
 
 static int
 plan_deepspeed(struct plan *p, const struct doc_node *root,
-    struct arena *a)
+    const char *ctx_ds, size_t ctx_ds_len, struct arena *a)
 {
 	const struct doc_node *v = get(root, "deepspeed");
 	const struct ds_preset *pr;
@@ -107,6 +107,15 @@ plan_deepspeed(struct plan *p, const struct doc_node *root,
 		return 0;
 	p->ds_name = v->text;
 	pr = ds_preset_find(v->text);
+	if (pr == NULL && ctx_ds != NULL) {
+		/* The caller read the file (--deepspeed-config). */
+		limits_default(&lim);
+		if (doc_parse(&d, ctx_ds, ctx_ds_len, &lim, a, &e) != 0)
+			return e.code == ERR_NOMEM ? ERR_NOMEM : ERR_SCHEMA;
+		p->ds = DS_INLINE;
+		ds_read(p, d->root);
+		return 0;
+	}
 	if (pr == NULL) {
 		p->ds = DS_UNREADABLE;
 		p->zero_stage = strstr(v->text, "zero3") != NULL ? 3 :
@@ -257,7 +266,7 @@ plan_build(struct plan *p, const struct doc *d, const struct context *ctx,
 		p->cp = 1;
 	if (p->ep < 1)
 		p->ep = 1;
-	rv = plan_deepspeed(p, root, a);
+	rv = plan_deepspeed(p, root, ctx->ds_config, ctx->ds_config_len, a);
 	if (rv != 0)
 		return rv;
 	fv = fsdp_version_of(root);

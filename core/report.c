@@ -21,6 +21,33 @@ context_default(struct context *c)
 }
 
 int
+context_parse_torch(int *out, const char *s)
+{
+	long v[3] = { 0, 0, 0 };
+	int k = 0;
+
+	while (k < 3) {
+		long n = 0;
+		int digits = 0;
+
+		while (*s >= '0' && *s <= '9' && digits < 4) {
+			n = n * 10 + (*s++ - '0');
+			digits++;
+		}
+		if (digits == 0)
+			return -1;
+		v[k++] = n;
+		if (*s != '.')
+			break;
+		s++;
+	}
+	if (*s != '\0' || k < 2 || v[0] > 9 || v[1] > 99 || v[2] > 9)
+		return -1;
+	*out = (int)(v[0] * 1000 + v[1] * 10 + v[2]);
+	return 0;
+}
+
+int
 context_resolve(struct context *c, struct err *e)
 {
 	static const char *const links[] = {
@@ -61,6 +88,8 @@ context_resolve(struct context *c, struct err *e)
 	}
 	c->gpu = g->id;
 	c->gpus_per_node = c->gpus / c->nodes;
+	if (c->torch == 0)
+		c->torch = 2110;
 	if (c->interconnect == NULL) {
 		c->interconnect = c->nodes > 1 ? "infiniband" : g->link;
 		return 0;
@@ -144,6 +173,21 @@ report_finish(struct report *r, struct arena *a, struct err *e)
 		    finding_cmp);
 	for (i = 0; i < r->nfindings; i++)
 		r->findings[i].next = NULL;
+	if (r->nsuppressed > 0) {
+		struct finding *arr = ARENA_NEW(a, struct finding,
+		    r->nsuppressed);
+
+		if (arr == NULL)
+			return err_set(e, ERR_NOMEM, NULL,
+			    "request memory budget spent");
+		i = 0;
+		for (f = r->suppressed; f != NULL; f = f->next)
+			arr[i++] = *f;
+		qsort(arr, r->nsuppressed, sizeof(*arr), finding_cmp);
+		for (i = 0; i < r->nsuppressed; i++)
+			arr[i].next = NULL;
+		r->suppressed = arr;
+	}
 	if (r->count[SEV_ERROR] > 0)
 		r->verdict = VERDICT_FAIL;
 	else if (r->count[SEV_WARNING] > 0)

@@ -17,6 +17,7 @@
 struct arena;
 struct doc;
 struct plan;
+struct policy;
 
 enum severity {
 	SEV_INFO = 0,
@@ -39,6 +40,7 @@ struct finding {
 	unsigned line;		/* 1-based, of the key (or value) to change */
 	unsigned col;		/* 1-based */
 	struct finding *next;	/* report_add() order, until report_finish */
+	const char *reason;	/* why it was suppressed, or NULL */
 };
 
 /* Where the config is meant to run (DESIGN.md "context"). */
@@ -48,6 +50,13 @@ struct context {
 	long gpus_per_node;	/* gpus / nodes, derived */
 	const char *gpu;	/* catalog id, "h100-sxm" */
 	const char *interconnect;	/* nvlink|pcie|infiniband|ethernet */
+	const struct policy *policy;	/* the organization's, or NULL */
+	const char *ds_config;	/* DeepSpeed JSON the caller read for a
+				   path preflight cannot open, or NULL */
+	size_t ds_config_len;
+	int torch;		/* torch version as major*1000 + minor*10 +
+				   patch (2.11 is 2110, 2.5.1 is 2051);
+				   0: the default, 2.11 */
 };
 
 struct report {
@@ -59,10 +68,16 @@ struct report {
 	const struct plan *plan;	/* what Axolotl would do (arena) */
 	struct finding *findings;	/* nfindings, sorted */
 	size_t nfindings;
+	struct finding *suppressed;	/* moved by inline comments, sorted;
+					   message then reason in hint */
+	size_t nsuppressed;
 	size_t count[3];	/* findings per enum severity */
 	struct finding *head;	/* unsorted, while collecting */
 	struct finding *tail;
 };
+
+/* "2.11" or "2.5.1" -> 2110 / 2051 into *out; -1 when malformed. */
+int context_parse_torch(int *out, const char *s);
 
 /* Fill c with the defaults: 1 GPU, 1 node, h100-sxm, link of the GPU. */
 void context_default(struct context *c);

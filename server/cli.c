@@ -23,6 +23,7 @@
 #include "api/formats.h"
 #include "core/arena.h"
 #include "core/check.h"
+#include "core/policy.h"
 #include "core/version.h"
 
 /* Budget for one config's arena: ample for max_bytes of input. */
@@ -45,6 +46,8 @@ struct kept {
 
 struct cli_opts {
 	struct context ctx;
+	struct arena policy_arena;	/* holds ctx.policy */
+	char *ds_config;		/* --deepspeed-config file, malloc'd */
 	struct limits lim;
 	enum cli_format format;
 	bool colour;
@@ -59,7 +62,9 @@ usage(FILE *out)
 	    "                       [--interconnect nvlink|pcie|infiniband|"
 	    "ethernet]\n"
 	    "                       [--format text|json|sarif|github|gitlab]"
-	    "\n");
+	    "\n"
+	    "                       [--torch X.Y] [--policy FILE] "
+	    "[--deepspeed-config FILE]\n");
 }
 
 static int
@@ -138,6 +143,36 @@ fail:
 	free(buf);
 	errno = saved;
 	return -1;
+}
+
+/* --policy FILE: parse once; the policy lives in o->policy_arena. */
+static int
+load_policy(struct cli_opts *o, const char *path)
+{
+	struct err e = { 0 };
+	struct policy *p;
+	char *buf;
+	size_t len;
+
+	if (read_input(&buf, &len, path, 1 << 20) != 0) {
+		fprintf(stderr, "%s: error: cannot read: %s\n", path,
+		    strerror(errno));
+		return -1;
+	}
+	arena_fini(&o->policy_arena);
+	arena_init(&o->policy_arena, (size_t)16 << 20);
+	if (policy_parse(&p, buf, len, &o->policy_arena, &e) != 0) {
+		if (e.loc.line > 0)
+			fprintf(stderr, "%s:%u:%u: error: %s\n", path,
+			    e.loc.line, e.loc.col, e.msg);
+		else
+			fprintf(stderr, "%s: error: %s\n", path, e.msg);
+		free(buf);
+		return -1;
+	}
+	free(buf);
+	o->ctx.policy = p;
+	return 0;
 }
 
 /*
@@ -255,8 +290,8 @@ out:
 	return worst;
 }
 
-int
-cli_check(int argc, char **argv)
+static int
+check_main(int argc, char **argv, struct cli_opts *op)
 {
 	static const struct option longopts[] = {
 		{ "gpus", required_argument, NULL, 'g' },
@@ -265,49 +300,50 @@ cli_check(int argc, char **argv)
 		{ "gpu", required_argument, NULL, 'G' },
 		{ "interconnect", required_argument, NULL, 'i' },
 		{ "format", required_argument, NULL, 'f' },
+		{ "torch", required_argument, NULL, 't' },
+		{ "policy", required_argument, NULL, 'p' },
+		{ "deepspeed-config", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct cli_opts o;
 	struct err e = { 0 };
 	bool first = true, many;
 	int c, i, worst = 0;
 	const char *env;
 
-	memset(&o, 0, sizeof(o));
-	context_default(&o.ctx);
-	limits_default(&o.lim);
-	o.format = FORMAT_TEXT;
+	context_default(&op->ctx);
+	limits_default(&op->lim);
+	op->format = FORMAT_TEXT;
 	env = getenv("NO_COLOR");
-	o.colour = isatty(STDOUT_FILENO) && (env == NULL || *env == '\0');
+	op->colour = isatty(STDOUT_FILENO) && (env == NULL || *env == '\0');
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'g':
-			if (parse_long(&o.ctx.gpus, "--gpus", optarg) != 0)
+			if (parse_long(&op->ctx.gpus, "--gpus", optarg) != 0)
 				return 2;
 			break;
 		case 'n':
-			if (parse_long(&o.ctx.nodes, "--nodes", optarg) != 0)
+			if (parse_long(&op->ctx.nodes, "--nodes", optarg) != 0)
 				return 2;
 			break;
 		case 'G':
-			o.ctx.gpu = optarg;
+			op->ctx.gpu = optarg;
 			break;
 		case 'i':
-			o.ctx.interconnect = optarg;
+			op->ctx.interconnect = optarg;
 			break;
 		case 'f':
 			if (strcmp(optarg, "text") == 0) {
-				o.format = FORMAT_TEXT;
+				op->format = FORMAT_TEXT;
 			} else if (strcmp(optarg, "json") == 0) {
-				o.format = FORMAT_JSON;
+				op->format = FORMAT_JSON;
 			} else if (strcmp(optarg, "sarif") == 0) {
-				o.format = FORMAT_SARIF;
+				op->format = FORMAT_SARIF;
 			} else if (strcmp(optarg, "github") == 0) {
-				o.format = FORMAT_GITHUB;
+				op->format = FORMAT_GITHUB;
 			} else if (strcmp(optarg, "gitlab") == 0) {
-				o.format = FORMAT_GITLAB;
+				op->format = FORMAT_GITLAB;
 			} else {
 				fprintf(stderr, "preflight: error: --format "
 				    "must be text, json, sarif, github or "
@@ -315,6 +351,33 @@ cli_check(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 't':
+			if (context_parse_torch(&op->ctx.torch, optarg) != 0) {
+				fprintf(stderr, "preflight: error: --torch must "
+				    "be a version like 2.11, got '%s'\n",
+				    optarg);
+				return 2;
+			}
+			break;
+		case 'p':
+			if (load_policy(op, optarg) != 0)
+				return 2;
+			break;
+		case 'd': {
+			size_t len;
+
+			free(op->ds_config);
+			if (read_input(&op->ds_config, &len, optarg,
+			    1 << 20) != 0 || len > (1 << 20)) {
+				fprintf(stderr, "preflight: error: "
+				    "--deepspeed-config %s: cannot read it (or "
+				    "over 1 MiB)\n", optarg);
+				return 2;
+			}
+			op->ctx.ds_config = op->ds_config;
+			op->ctx.ds_config_len = len;
+			break;
+		}
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -330,22 +393,22 @@ cli_check(int argc, char **argv)
 		return 2;
 	}
 	/* Bad context is bad input for every file: say it once. */
-	if (context_resolve(&o.ctx, &e) != 0) {
+	if (context_resolve(&op->ctx, &e) != 0) {
 		fprintf(stderr, "preflight: error: %s\n", e.msg);
 		return 2;
 	}
 	many = argc - optind > 1;
-	if (o.format >= FORMAT_SARIF)
-		return print_document(&o, argv + optind, argc - optind);
-	if (o.format == FORMAT_JSON && many)
+	if (op->format >= FORMAT_SARIF)
+		return print_document(op, argv + optind, argc - optind);
+	if (op->format == FORMAT_JSON && many)
 		fputs("[\n", stdout);
 	for (i = optind; i < argc; i++) {
-		int code = check_one(argv[i], &o, &first, NULL);
+		int code = check_one(argv[i], op, &first, NULL);
 
 		if (code > worst)
 			worst = code;
 	}
-	if (o.format == FORMAT_JSON) {
+	if (op->format == FORMAT_JSON) {
 		if (many)
 			fputs("\n]", stdout);
 		if (!first || many)
@@ -357,4 +420,18 @@ cli_check(int argc, char **argv)
 		return 2;
 	}
 	return worst;
+}
+
+int
+cli_check(int argc, char **argv)
+{
+	struct cli_opts o;
+	int code;
+
+	memset(&o, 0, sizeof(o));
+	arena_init(&o.policy_arena, (size_t)16 << 20);
+	code = check_main(argc, argv, &o);
+	arena_fini(&o.policy_arena);
+	free(o.ds_config);
+	return code;
 }

@@ -58,7 +58,7 @@ check("clean config passes with no findings",
       report["verdict"] == "pass" and report["findings"] == [])
 check("context carries the flags", report["context"] == {
     "gpus": 8, "nodes": 1, "gpus_per_node": 8, "gpu": "a100-80gb",
-    "interconnect": "nvlink"}, report["context"])
+    "interconnect": "nvlink", "torch": "2.11"}, report["context"])
 import hashlib
 check("config_sha256 is the file's",
       report["config_sha256"] == hashlib.sha256(open(sample, "rb").read())

@@ -1,0 +1,211 @@
+/*
+ * core/policy: policy files and their application to a report.  No I/O.
+ */
+#include "policy.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "arena.h"
+#include "doc.h"
+#include "gpu.h"
+#include "plan.h"
+#include "report.h"
+#include "rules.h"
+
+static int
+bad(struct err *e, enum err_code code, const struct doc_loc *at,
+    const char *what, const char *detail)
+{
+	struct err_loc l;
+
+	memset(&l, 0, sizeof(l));
+	if (at != NULL) {
+		l.line = at->line;
+		l.col = at->col;
+	}
+	return err_set(e, code, &l, "policy: %s%s", what, detail);
+}
+
+static int
+parse_severity(const char *s)
+{
+	if (strcmp(s, "off") == 0)
+		return POLICY_OFF;
+	if (strcmp(s, "info") == 0)
+		return SEV_INFO;
+	if (strcmp(s, "warning") == 0)
+		return SEV_WARNING;
+	if (strcmp(s, "error") == 0)
+		return SEV_ERROR;
+	return -2;
+}
+
+int
+policy_parse(struct policy **out, const char *buf, size_t len,
+    struct arena *a, struct err *e)
+{
+	struct limits lim;
+	struct policy *p;
+	struct doc *d;
+	size_t i, k;
+	int rv;
+
+	*out = NULL;
+	limits_default(&lim);
+	lim.max_bytes = 1 << 20;
+	rv = doc_parse(&d, buf, len, &lim, a, e);
+	if (rv != 0)
+		return rv;
+	p = ARENA_NEW(a, struct policy, 1);
+	if (p == NULL)
+		return err_set(e, ERR_NOMEM, NULL, "out of memory");
+	for (i = 0; i < d->root->n; i++) {
+		const struct doc_pair *kv = &d->root->pairs[i];
+		const char *key = kv->key->text;
+		const struct doc_node *v = kv->value;
+
+		if (kv->key->kind != DOC_STR)
+			return bad(e, ERR_SCHEMA, &kv->key_loc, "keys are "
+			    "rules, max_gpus, allowed_gpus, require_bf16, "
+			    "forbid_inline_suppression", "");
+		if (strcmp(key, "rules") == 0) {
+			if (v->kind != DOC_MAP)
+				return bad(e, ERR_SCHEMA, &kv->value_loc,
+				    "rules must map rule ids to off, info, "
+				    "warning or error", "");
+			p->rules = ARENA_NEW(a, struct policy_rule, v->n);
+			if (v->n > 0 && p->rules == NULL)
+				return err_set(e, ERR_NOMEM, NULL,
+				    "out of memory");
+			for (k = 0; k < v->n; k++) {
+				const struct doc_pair *r = &v->pairs[k];
+				int sev = r->value->kind == DOC_STR ?
+				    parse_severity(r->value->text) :
+				    r->value->kind == DOC_BOOL && !r->value->b ?
+				    POLICY_OFF : -2;
+				const struct rule_def *rd = r->key->kind ==
+				    DOC_STR ? rules_find(r->key->text) : NULL;
+
+				if (rd == NULL)
+					return bad(e, ERR_SCHEMA, &r->key_loc,
+					    "unknown rule ", r->key->text);
+				if (sev == -2)
+					return bad(e, ERR_SCHEMA,
+					    &r->value_loc, "severity must be "
+					    "off, info, warning or error", "");
+				p->rules[p->nrules].id = rd->id;
+				p->rules[p->nrules++].severity = sev;
+			}
+		} else if (strcmp(key, "max_gpus") == 0) {
+			if (v->kind != DOC_INT || v->i < 1)
+				return bad(e, ERR_SCHEMA, &kv->value_loc,
+				    "max_gpus must be a whole number >= 1", "");
+			p->max_gpus = (long)v->i;
+		} else if (strcmp(key, "allowed_gpus") == 0) {
+			if (v->kind != DOC_SEQ)
+				return bad(e, ERR_SCHEMA, &kv->value_loc,
+				    "allowed_gpus must be a list of GPU ids",
+				    "");
+			p->allowed_gpus = ARENA_NEW(a, const char *, v->n);
+			if (v->n > 0 && p->allowed_gpus == NULL)
+				return err_set(e, ERR_NOMEM, NULL,
+				    "out of memory");
+			for (k = 0; k < v->n; k++) {
+				const struct gpu *g = v->items[k]->kind ==
+				    DOC_STR ? gpu_find(v->items[k]->text) :
+				    NULL;
+
+				if (g == NULL)
+					return bad(e, ERR_SCHEMA,
+					    &v->items[k]->loc, "unknown GPU id ",
+					    v->items[k]->text != NULL ?
+					    v->items[k]->text : "");
+				p->allowed_gpus[p->nallowed++] = g->id;
+			}
+		} else if (strcmp(key, "require_bf16") == 0 ||
+		    strcmp(key, "forbid_inline_suppression") == 0) {
+			if (v->kind != DOC_BOOL)
+				return bad(e, ERR_SCHEMA, &kv->value_loc, key,
+				    " must be true or false");
+			if (key[0] == 'r')
+				p->require_bf16 = v->b;
+			else
+				p->forbid_inline_suppression = v->b;
+		} else {
+			return bad(e, ERR_SCHEMA, &kv->key_loc, "unknown key ",
+			    key);
+		}
+	}
+	*out = p;
+	return 0;
+}
+
+static int
+add(struct report *r, struct arena *a, const char *rule, const char *hint,
+    const char *msg)
+{
+	return report_add(r, a, rule, SEV_ERROR, "", 1, 1, hint, "%s", msg);
+}
+
+int
+policy_apply(struct report *r, const struct policy *p, struct arena *a)
+{
+	struct finding *f, **link = &r->head;
+	char msg[256];
+	size_t i;
+	int rv;
+
+	/* Severity overrides, and rules turned off. */
+	r->tail = NULL;
+	r->nfindings = 0;
+	memset(r->count, 0, sizeof(r->count));
+	while ((f = *link) != NULL) {
+		int sev = (int)f->severity;
+
+		for (i = 0; i < p->nrules; i++)
+			if (strcmp(p->rules[i].id, f->rule) == 0)
+				sev = p->rules[i].severity;
+		if (sev == POLICY_OFF) {
+			*link = f->next;
+			continue;
+		}
+		f->severity = (enum severity)sev;
+		r->count[f->severity]++;
+		r->nfindings++;
+		r->tail = f;
+		link = &f->next;
+	}
+	if (p->max_gpus > 0 && r->ctx.gpus > p->max_gpus) {
+		snprintf(msg, sizeof(msg), "%ld GPUs requested; the policy "
+		    "allows at most %ld", r->ctx.gpus, p->max_gpus);
+		rv = add(r, a, "policy.max_gpus", "ask for fewer GPUs", msg);
+		if (rv != 0)
+			return rv;
+	}
+	if (p->nallowed > 0) {
+		bool ok = false;
+
+		for (i = 0; i < p->nallowed; i++)
+			if (strcmp(p->allowed_gpus[i], r->ctx.gpu) == 0)
+				ok = true;
+		if (!ok) {
+			snprintf(msg, sizeof(msg), "GPU %s is not allowed by "
+			    "the policy", r->ctx.gpu);
+			rv = add(r, a, "policy.allowed_gpus", "use one of the "
+			    "policy's allowed_gpus", msg);
+			if (rv != 0)
+				return rv;
+		}
+	}
+	if (p->require_bf16 && r->plan != NULL &&
+	    strcmp(r->plan->precision, "bf16") != 0) {
+		snprintf(msg, sizeof(msg), "the run resolves to %s; the policy "
+		    "requires bf16", r->plan->precision);
+		rv = add(r, a, "policy.require_bf16", "set bf16: true (on a GPU "
+		    "with bf16)", msg);
+		if (rv != 0)
+			return rv;
+	}
+	return 0;
+}
