@@ -25,6 +25,8 @@
 #include <unistd.h>
 
 #include "api/api.h"
+#include "core/arena.h"
+#include "core/policy.h"
 #include "server/auth.h"
 #include "server/http.h"
 #include "server/log.h"
@@ -54,13 +56,95 @@ struct serve_opts {
 	const char *ci_team;
 	const char *tls_cert;
 	const char *tls_key;
+	const char *policy_path;
 	bool check_only;	/* -n: check the configuration and exit */
+};
+
+/* A loaded policy and the arena it lives in; old ones stay until exit,
+   since a request may still be reading one. */
+struct policy_gen {
+	struct arena arena;
+	const struct policy *policy;
+	struct policy_gen *older;
 };
 
 struct env {
 	struct store_sqlite *store;
 	struct metrics *m;
+	pthread_mutex_t policy_mu;
+	struct policy_gen *policy;	/* newest first; NULL: none */
 };
+
+static const struct policy *
+current_policy(void *envp)
+{
+	struct env *env = envp;
+	const struct policy *p;
+
+	pthread_mutex_lock(&env->policy_mu);
+	p = env->policy != NULL ? env->policy->policy : NULL;
+	pthread_mutex_unlock(&env->policy_mu);
+	return p;
+}
+
+/* Load path as the new policy; on error keep the old one.  0 or -1. */
+static int
+load_policy(struct env *env, const char *path, char *why, size_t cap)
+{
+	struct policy_gen *g = calloc(1, sizeof(*g));
+	struct err e = { 0 };
+	struct policy *p;
+	FILE *f;
+	char *buf = NULL;
+	size_t n = 0;
+
+	if (g == NULL) {
+		snprintf(why, cap, "out of memory");
+		return -1;
+	}
+	f = fopen(path, "rb");
+	buf = malloc((1 << 20) + 1);
+	if (f == NULL || buf == NULL) {
+		snprintf(why, cap, "cannot read %s: %s", path, strerror(errno));
+		goto fail;
+	}
+	n = fread(buf, 1, 1 << 20, f);
+	fclose(f);
+	f = NULL;
+	arena_init(&g->arena, (size_t)16 << 20);
+	if (policy_parse(&p, buf, n, &g->arena, &e) != 0) {
+		snprintf(why, cap, "%s:%u:%u: %s", path, e.loc.line, e.loc.col,
+		    e.msg);
+		arena_fini(&g->arena);
+		goto fail;
+	}
+	free(buf);
+	g->policy = p;
+	pthread_mutex_lock(&env->policy_mu);
+	g->older = env->policy;
+	env->policy = g;
+	pthread_mutex_unlock(&env->policy_mu);
+	return 0;
+fail:
+	if (f != NULL)
+		fclose(f);
+	free(buf);
+	free(g);
+	return -1;
+}
+
+static void
+free_policies(struct env *env)
+{
+	struct policy_gen *g, *older;
+
+	for (g = env->policy; g != NULL; g = older) {
+		older = g->older;
+		arena_fini(&g->arena);
+		free(g);
+	}
+	env->policy = NULL;
+}
 
 static int64_t
 now_ms(void *env)
@@ -329,9 +413,8 @@ apply(struct serve_opts *o, int opt, const char *v, const char *src)
 		o->tls_key = v;
 		return 0;
 	case OPT_POLICY:
-		fprintf(stderr, "preflight serve: %s: policies arrive with "
-		    "the rule core (issue #3)\n", src);
-		return -1;
+		o->policy_path = v;
+		return 0;
 	}
 	return -1;
 }
@@ -571,7 +654,7 @@ int
 serve_main(int argc, char **argv)
 {
 	struct serve_opts o;
-	struct env env = { NULL, NULL };
+	struct env env;
 	struct api_ctx api;
 	struct http_server *http = NULL;
 	struct http_config hc;
@@ -584,8 +667,18 @@ serve_main(int argc, char **argv)
 	sigset_t set;
 	int sig, code = 1;
 
+	memset(&env, 0, sizeof(env));
+	pthread_mutex_init(&env.policy_mu, NULL);
 	if (parse_opts(&o, argc, argv) != 0)
 		return 2;
+	if (o.policy_path != NULL) {
+		char why[512];
+
+		if (load_policy(&env, o.policy_path, why, sizeof(why)) != 0) {
+			fprintf(stderr, "preflight serve: policy: %s\n", why);
+			return 2;
+		}
+	}
 	if (o.ci_secret_file != NULL) {
 		ci_secret = read_small(o.ci_secret_file, true, "CI secret");
 		if (ci_secret == NULL)
@@ -650,6 +743,7 @@ serve_main(int argc, char **argv)
 	api.now_ms = now_ms;
 	api.random = random_bytes;
 	api.metrics = render_metrics;
+	api.policy = current_policy;
 
 	/* Signals are taken by sigwait here; every thread inherits this. */
 	sigemptyset(&set);
@@ -696,8 +790,17 @@ serve_main(int argc, char **argv)
 		if (sigwait(&set, &sig) != 0)
 			continue;
 		if (sig == SIGHUP) {
+			char why[512];
+
 			if (log_reopen() != 0)
 				log_msg("error", "cannot reopen the log");
+			if (o.policy_path != NULL && load_policy(&env,
+			    o.policy_path, why, sizeof(why)) != 0)
+				log_msg("error", "SIGHUP: policy not reloaded, "
+				    "the old one stays: %s", why);
+			else if (o.policy_path != NULL)
+				log_msg("info", "SIGHUP: policy %s reloaded",
+				    o.policy_path);
 			log_msg("info", "SIGHUP: log reopened");
 			continue;
 		}
@@ -737,6 +840,8 @@ out:
 	free(ci_secret);
 	free(tls_cert);
 	free(tls_key);
+	free_policies(&env);
+	pthread_mutex_destroy(&env.policy_mu);
 	if (api_ready)
 		api_ctx_fini(&api);
 	if (code == 0)

@@ -304,6 +304,38 @@ def main():
         s.stop()
         s.cleanup()
 
+    # --policy, and SIGHUP reloads it.
+    pdir = tempfile.mkdtemp(prefix="preflight-pol-")
+    pol = os.path.join(pdir, "policy.yaml")
+    open(pol, "w").write("max_gpus: 4\n")
+    s = Server("--policy", pol)
+    try:
+        st, h, j, _ = s.post_yaml(ok_yaml, "?gpus=8&dry_run=true")
+        check("policy applies (max_gpus)", st == 200 and "policy.max_gpus"
+              in [f["rule"] for f in j["findings"]], j and j["findings"])
+        open(pol, "w").write("max_gpus: 16\n")
+        s.proc.send_signal(signal.SIGHUP)
+        time.sleep(0.5)
+        st, h, j, _ = s.post_yaml(ok_yaml, "?gpus=8&dry_run=true")
+        check("SIGHUP reloads the policy", st == 200 and "policy.max_gpus"
+              not in [f["rule"] for f in j["findings"]], j["findings"])
+        open(pol, "w").write("max_gpus: [broken\n")
+        s.proc.send_signal(signal.SIGHUP)
+        time.sleep(0.5)
+        st, h, j, _ = s.request("GET", "/healthz")
+        st2, h, j2, _ = s.post_yaml(ok_yaml, "?gpus=32&dry_run=true")
+        check("a broken policy on SIGHUP keeps the old one", st == 200 and
+              "policy.max_gpus" in [f["rule"] for f in j2["findings"]], j2)
+    finally:
+        s.stop()
+        s.cleanup()
+        shutil.rmtree(pdir, ignore_errors=True)
+    p = subprocess.run([BIN, "serve", "--listen", "127.0.0.1:0", "--db",
+                        "/tmp/never.db", "--policy", "/nonexistent.yaml"],
+                       capture_output=True, text=True, timeout=10)
+    check("a bad --policy refuses to start", p.returncode == 2 and
+          "policy" in p.stderr, p.stderr)
+
     # Refuses to start without auth on a non-loopback address.
     p = subprocess.run([BIN, "serve", "--listen", "0.0.0.0:0", "--db",
                         "/tmp/never.db"], capture_output=True, text=True,
