@@ -85,6 +85,17 @@ github_level(enum severity s)
 	    "notice";
 }
 
+static json_t *
+github_annotation(const char *file, const struct finding *f)
+{
+	return json_pack("{s:s, s:i, s:i, s:s, s:s, s:s, s:s}", "path", file,
+	    "start_line", f->line > 0 ? f->line : 1,
+	    "end_line", f->line > 0 ? f->line : 1,
+	    "annotation_level", github_level(f->severity),
+	    "title", f->rule, "message", f->message,
+	    "raw_details", f->hint != NULL ? f->hint : "");
+}
+
 json_t *
 formats_github(const struct format_input *in, size_t n)
 {
@@ -94,6 +105,7 @@ formats_github(const struct format_input *in, size_t n)
 	size_t len = 0;
 	json_t *ann = json_array();
 	const char *verdict = "pass";
+	int sev;
 
 	for (k = 0; k < n; k++) {
 		const struct report *r = in[k].report;
@@ -101,21 +113,24 @@ formats_github(const struct format_input *in, size_t n)
 		errors += r->count[SEV_ERROR];
 		warnings += r->count[SEV_WARNING];
 		infos += r->count[SEV_INFO];
-		for (i = 0; i < r->nfindings; i++) {
-			const struct finding *f = &r->findings[i];
+		total += r->nfindings;
+	}
+	/* Errors first, then warnings, then info: the annotation budget
+	   must not go to notes while an error is left out. */
+	for (sev = SEV_ERROR; sev >= SEV_INFO; sev--) {
+		for (k = 0; k < n; k++) {
+			const struct report *r = in[k].report;
 
-			total++;
-			if (shown == FORMATS_GITHUB_MAX_ANNOTATIONS)
-				continue;
-			json_array_append_new(ann, json_pack(
-			    "{s:s, s:i, s:i, s:s, s:s, s:s, s:s}",
-			    "path", in[k].file,
-			    "start_line", f->line > 0 ? f->line : 1,
-			    "end_line", f->line > 0 ? f->line : 1,
-			    "annotation_level", github_level(f->severity),
-			    "title", f->rule, "message", f->message,
-			    "raw_details", f->hint != NULL ? f->hint : ""));
-			shown++;
+			for (i = 0; i < r->nfindings; i++) {
+				const struct finding *f = &r->findings[i];
+
+				if ((int)f->severity != sev ||
+				    shown == FORMATS_GITHUB_MAX_ANNOTATIONS)
+					continue;
+				json_array_append_new(ann, github_annotation(
+				    in[k].file, f));
+				shown++;
+			}
 		}
 	}
 	if (errors > 0)

@@ -134,6 +134,77 @@ cfg_int(const struct rule_ctx *rc, const char *key, long long def)
 	return p != NULL && node_int(p->value, &v) ? v : def;
 }
 
+bool
+cfg_is(const struct rule_ctx *rc, const char *key, const char *want)
+{
+	const char *v = cfg_str(rc, key);
+
+	return v != NULL && strcmp(v, want) == 0;
+}
+
+bool
+cfg_true(const struct rule_ctx *rc, const char *key)
+{
+	const struct doc_pair *p = cfg_pair(rc, key);
+
+	return p != NULL && p->value->kind == DOC_BOOL && p->value->b;
+}
+
+bool
+cfg_false(const struct rule_ctx *rc, const char *key)
+{
+	const struct doc_pair *p = cfg_pair(rc, key);
+
+	return p != NULL && p->value->kind == DOC_BOOL && !p->value->b;
+}
+
+bool
+cfg_set(const struct rule_ctx *rc, const char *key)
+{
+	const struct doc_pair *p = cfg_pair(rc, key);
+
+	return p != NULL && p->value->kind != DOC_NULL;
+}
+
+const struct doc_pair *
+cfg_sub(const struct rule_ctx *rc, const char *key, const char *inner)
+{
+	const struct doc_pair *p = cfg_pair(rc, key);
+
+	return p != NULL && p->value->kind == DOC_MAP ?
+	    doc_map_get(p->value, inner) : NULL;
+}
+
+bool
+cfg_sub_on(const struct rule_ctx *rc, const char *key, const char *inner)
+{
+	const struct doc_pair *p = cfg_sub(rc, key, inner);
+
+	return p != NULL && doc_truthy(p->value);
+}
+
+const struct doc_pair *
+cfg_first(const struct rule_ctx *rc, const char *a, const char *b)
+{
+	const struct doc_pair *p = cfg_pair(rc, a);
+
+	return p != NULL ? p : cfg_pair(rc, b);
+}
+
+bool
+cfg_plugin(const struct rule_ctx *rc, const char *needle)
+{
+	const struct doc_pair *pl = cfg_pair(rc, "plugins");
+	size_t i;
+
+	for (i = 0; pl != NULL && pl->value->kind == DOC_SEQ &&
+	    i < pl->value->n; i++)
+		if (pl->value->items[i]->kind == DOC_STR &&
+		    strstr(pl->value->items[i]->text, needle) != NULL)
+			return true;
+	return false;
+}
+
 const struct doc_pair *
 fsdp_pair(const struct rule_ctx *rc, const char *key)
 {

@@ -16,58 +16,6 @@
 /* ---- small helpers -------------------------------------------------- */
 
 static bool
-str_is(const struct rule_ctx *rc, const char *key, const char *want)
-{
-	const char *v = cfg_str(rc, key);
-
-	return v != NULL && strcmp(v, want) == 0;
-}
-
-/* A bool written as true (not "auto", not 1). */
-static bool
-is_true(const struct rule_ctx *rc, const char *key)
-{
-	const struct doc_pair *p = cfg_pair(rc, key);
-
-	return p != NULL && p->value->kind == DOC_BOOL && p->value->b;
-}
-
-static bool
-is_false(const struct rule_ctx *rc, const char *key)
-{
-	const struct doc_pair *p = cfg_pair(rc, key);
-
-	return p != NULL && p->value->kind == DOC_BOOL && !p->value->b;
-}
-
-static bool
-set(const struct rule_ctx *rc, const char *key)
-{
-	const struct doc_pair *p = cfg_pair(rc, key);
-
-	return p != NULL && p->value->kind != DOC_NULL;
-}
-
-/* A key inside a mapping-valued top-level key. */
-static const struct doc_pair *
-sub(const struct rule_ctx *rc, const char *key, const char *inner)
-{
-	const struct doc_pair *p = cfg_pair(rc, key);
-
-	if (p == NULL || p->value->kind != DOC_MAP)
-		return NULL;
-	return doc_map_get(p->value, inner);
-}
-
-static bool
-sub_on(const struct rule_ctx *rc, const char *key, const char *inner)
-{
-	const struct doc_pair *p = sub(rc, key, inner);
-
-	return p != NULL && doc_truthy(p->value);
-}
-
-static bool
 contains_ci(const char *hay, const char *needle)
 {
 	size_t n = strlen(needle);
@@ -76,14 +24,6 @@ contains_ci(const char *hay, const char *needle)
 		if (strncasecmp(hay, needle, n) == 0)
 			return true;
 	return false;
-}
-
-static const struct doc_pair *
-first_of(const struct rule_ctx *rc, const char *a, const char *b)
-{
-	const struct doc_pair *p = cfg_pair(rc, a);
-
-	return p != NULL ? p : cfg_pair(rc, b);
 }
 
 static long long
@@ -113,7 +53,7 @@ kernels_on(const struct rule_ctx *rc)
 int
 check_batch_flattening_packing(struct rule_ctx *rc)
 {
-	if (!is_true(rc, "batch_flattening") || !cfg_on(rc, "sample_packing"))
+	if (!cfg_true(rc, "batch_flattening") || !cfg_on(rc, "sample_packing"))
 		return 0;
 	return rule_report(rc, cfg_pair(rc, "batch_flattening"),
 	    "batch_flattening: true and sample_packing are two ways to pack; "
@@ -125,10 +65,10 @@ check_batch_flattening_packing(struct rule_ctx *rc)
 static bool
 grpo_numbers(const struct rule_ctx *rc, long long *g, long long *n)
 {
-	const struct doc_pair *ng = sub(rc, "trl", "num_generations");
-	const struct doc_pair *gb = sub(rc, "trl", "generation_batch_size");
+	const struct doc_pair *ng = cfg_sub(rc, "trl", "num_generations");
+	const struct doc_pair *gb = cfg_sub(rc, "trl", "generation_batch_size");
 
-	if (!str_is(rc, "rl", "grpo") || ng == NULL ||
+	if (!cfg_is(rc, "rl", "grpo") || ng == NULL ||
 	    ng->value->kind != DOC_INT)
 		return false;
 	*n = ng->value->i;
@@ -176,7 +116,7 @@ int
 check_packing_eval_table(struct rule_ctx *rc)
 {
 	if (!cfg_on(rc, "sample_packing") || !cfg_on(rc, "eval_table_size") ||
-	    is_false(rc, "eval_sample_packing"))
+	    cfg_false(rc, "eval_sample_packing"))
 		return 0;
 	return rule_report(rc, cfg_pair(rc, "eval_table_size"),
 	    "eval_table_size needs eval_sample_packing: false when "
@@ -253,7 +193,7 @@ check_attn_flash_optimum(struct rule_ctx *rc)
 {
 	const struct doc_pair *bf = cfg_pair(rc, "bf16");
 
-	if (!is_true(rc, "flash_optimum"))
+	if (!cfg_true(rc, "flash_optimum"))
 		return 0;
 	/* bf16 defaults to "auto", which is truthy here. */
 	if (!cfg_on(rc, "fp16") && bf != NULL && !doc_truthy(bf->value))
@@ -298,7 +238,7 @@ check_cp_ring_attn_func(struct rule_ctx *rc)
 int
 check_cp_grpo_liger(struct rule_ctx *rc)
 {
-	if (!str_is(rc, "rl", "grpo") || !sub_on(rc, "trl", "use_liger_loss") ||
+	if (!cfg_is(rc, "rl", "grpo") || !cfg_sub_on(rc, "trl", "use_liger_loss") ||
 	    cfg_int(rc, "context_parallel_size", 1) <= 1)
 		return 0;
 	return rule_report(rc, cfg_pair(rc, "trl"), "trl.use_liger_loss does "
@@ -313,7 +253,7 @@ check_cp_world(struct rule_ctx *rc)
 
 	if (cp <= 1 || (w >= cp && w % cp == 0))
 		return 0;
-	return rule_report(rc, first_of(rc, "context_parallel_size",
+	return rule_report(rc, cfg_first(rc, "context_parallel_size",
 	    "sequence_parallel_degree"), "context_parallel_size (%lld) must "
 	    "divide the number of GPUs (%lld); the launch fails building the "
 	    "device mesh", cp, w);
@@ -620,7 +560,7 @@ check_fsdp_mxfp4_ram(struct rule_ctx *rc)
 {
 	const struct doc_pair *p = fsdp_pair(rc, "cpu_ram_efficient_loading");
 
-	if (!str_is(rc, "model_quantization_config", "Mxfp4Config") ||
+	if (!cfg_is(rc, "model_quantization_config", "Mxfp4Config") ||
 	    p == NULL || p->value->kind != DOC_BOOL || !p->value->b)
 		return 0;
 	return rule_report(rc, p, "cpu_ram_efficient_loading does not work "
@@ -631,7 +571,7 @@ check_fsdp_mxfp4_ram(struct rule_ctx *rc)
 int
 check_fsdp_fp32_norms_config(struct rule_ctx *rc)
 {
-	if (!cfg_on(rc, "fp32_norms") || set(rc, "fsdp_config"))
+	if (!cfg_on(rc, "fp32_norms") || cfg_set(rc, "fsdp_config"))
 		return 0;
 	return rule_report(rc, cfg_pair(rc, "fp32_norms"),
 	    "fp32_norms needs fsdp_config (FSDP2)");
@@ -641,7 +581,7 @@ check_fsdp_fp32_norms_config(struct rule_ctx *rc)
 int
 check_fsdp_fp32_norms_v2(struct rule_ctx *rc)
 {
-	if (!cfg_on(rc, "fp32_norms") || !set(rc, "fsdp_config") ||
+	if (!cfg_on(rc, "fp32_norms") || !cfg_set(rc, "fsdp_config") ||
 	    fsdp_version(rc) == 2)
 		return 0;
 	return rule_report(rc, cfg_pair(rc, "fp32_norms"),
@@ -667,8 +607,8 @@ check_fsdp_fsdp2_quant_rl(struct rule_ctx *rc)
 int
 check_fsdp_relora(struct rule_ctx *rc)
 {
-	if (!cfg_on(rc, "relora") || !(set(rc, "fsdp") ||
-	    set(rc, "fsdp_config") || set(rc, "deepspeed")))
+	if (!cfg_on(rc, "relora") || !(cfg_set(rc, "fsdp") ||
+	    cfg_set(rc, "fsdp_config") || cfg_set(rc, "deepspeed")))
 		return 0;
 	return rule_report(rc, cfg_pair(rc, "relora"), "relora does not work "
 	    "with FSDP or DeepSpeed");
@@ -680,7 +620,7 @@ check_fsdp_relora(struct rule_ctx *rc)
 int
 check_quant_config_vs_bnb(struct rule_ctx *rc)
 {
-	if (!set(rc, "model_quantization_config") ||
+	if (!cfg_set(rc, "model_quantization_config") ||
 	    !(cfg_on(rc, "load_in_8bit") || cfg_on(rc, "load_in_4bit")))
 		return 0;
 	return rule_report(rc, cfg_pair(rc, "model_quantization_config"),
@@ -692,7 +632,7 @@ check_quant_config_vs_bnb(struct rule_ctx *rc)
 int
 check_quant_qat_conflicts(struct rule_ctx *rc)
 {
-	if (!set(rc, "qat"))
+	if (!cfg_set(rc, "qat"))
 		return 0;
 	if (cfg_on(rc, "peft") || cfg_on(rc, "load_in_8bit") ||
 	    cfg_on(rc, "load_in_4bit"))
@@ -714,7 +654,7 @@ check_quant_qat_dtype(struct rule_ctx *rc)
 
 	for (o = 0; o < 2; o++)
 		for (k = 0; k < 2; k++) {
-			const struct doc_pair *p = sub(rc, owners[o], keys[k]);
+			const struct doc_pair *p = cfg_sub(rc, owners[o], keys[k]);
 			bool good = false;
 
 			if (p == NULL || p->value->kind == DOC_NULL)
@@ -749,7 +689,7 @@ check_lora_kernels_fsdp1(struct rule_ctx *rc)
 	long long ver = 0;
 
 	if (!(kernels_on(rc) || cfg_on(rc, "lora_embedding_kernel")) ||
-	    rc->ctx->gpus <= 1 || !set(rc, "fsdp_config"))
+	    rc->ctx->gpus <= 1 || !cfg_set(rc, "fsdp_config"))
 		return 0;
 	if (v != NULL && node_version(v->value, &ver) && ver == 2)
 		return 0;
@@ -802,14 +742,14 @@ check_precision_cce_half(struct rule_ctx *rc)
 static bool
 reentrant(const struct rule_ctx *rc)
 {
-	return sub_on(rc, "gradient_checkpointing_kwargs", "use_reentrant");
+	return cfg_sub_on(rc, "gradient_checkpointing_kwargs", "use_reentrant");
 }
 
 /* gc.reentrant_with_partial_freeze */
 int
 check_gc_reentrant_freeze(struct rule_ctx *rc)
 {
-	const struct doc_pair *p = sub(rc, "gradient_checkpointing_kwargs",
+	const struct doc_pair *p = cfg_sub(rc, "gradient_checkpointing_kwargs",
 	    "use_reentrant");
 
 	if (!cfg_on(rc, "unfrozen_parameters") || p == NULL ||
@@ -846,7 +786,7 @@ check_gc_selective_offload(struct rule_ctx *rc)
 {
 	if (!cfg_on(rc, "selective_checkpointing") ||
 	    !cfg_on(rc, "activation_offloading") ||
-	    str_is(rc, "activation_offloading", "hidden_states"))
+	    cfg_is(rc, "activation_offloading", "hidden_states"))
 		return 0;
 	return rule_report(rc, cfg_pair(rc, "activation_offloading"),
 	    "with selective_checkpointing, activation_offloading must be "
@@ -880,9 +820,9 @@ check_gc_nemotron_h(struct rule_ctx *rc)
 int
 check_gc_rl_qlora_reentrant(struct rule_ctx *rc)
 {
-	if (!set(rc, "rl") || !cfg_on(rc, "gradient_checkpointing") ||
+	if (!cfg_set(rc, "rl") || !cfg_on(rc, "gradient_checkpointing") ||
 	    !reentrant(rc) || !cfg_on(rc, "load_in_4bit") ||
-	    !str_is(rc, "adapter", "qlora") || rc->ctx->gpus <= 1)
+	    !cfg_is(rc, "adapter", "qlora") || rc->ctx->gpus <= 1)
 		return 0;
 	return rule_report(rc, cfg_pair(rc, "gradient_checkpointing_kwargs"),
 	    "RL with QLoRA on %ld GPUs needs use_reentrant: false",
@@ -911,8 +851,8 @@ check_optim_flash_sharding(struct rule_ctx *rc)
 int
 check_optim_qgalore_adapter(struct rule_ctx *rc)
 {
-	if (!str_is(rc, "optimizer", "q_galore_adamw8bit") ||
-	    !set(rc, "adapter"))
+	if (!cfg_is(rc, "optimizer", "q_galore_adamw8bit") ||
+	    !cfg_set(rc, "adapter"))
 		return 0;
 	return rule_report(rc, cfg_pair(rc, "optimizer"),
 	    "q_galore_adamw8bit does not work with an adapter");
@@ -925,7 +865,7 @@ check_optim_qgalore_sharding(struct rule_ctx *rc)
 	const struct doc_pair *uop = fsdp_pair(rc, "use_orig_params");
 	int v;
 
-	if (!str_is(rc, "optimizer", "q_galore_adamw8bit"))
+	if (!cfg_is(rc, "optimizer", "q_galore_adamw8bit"))
 		return 0;
 	v = cfg_on(rc, "fsdp_config") ? fsdp_version(rc) : 0;
 	if (cfg_on(rc, "deepspeed") || (v != 0 && v != 2) || (v == 2 &&
@@ -993,7 +933,7 @@ check_ce_cce_chunked(struct rule_ctx *rc)
 int
 check_ce_glu_tiled(struct rule_ctx *rc)
 {
-	if (!is_true(rc, "liger_glu_activation") || !is_true(rc, "tiled_mlp") ||
+	if (!cfg_true(rc, "liger_glu_activation") || !cfg_true(rc, "tiled_mlp") ||
 	    cfg_on(rc, "tiled_mlp_use_original_mlp"))
 		return 0;
 	return rule_report(rc, cfg_pair(rc, "tiled_mlp"), "tiled_mlp with "
@@ -1017,7 +957,7 @@ check_ce_token_scaling(struct rule_ctx *rc)
 int
 check_platform_memory_limits(struct rule_ctx *rc)
 {
-	if (!set(rc, "max_memory") || !set(rc, "gpu_memory_limit"))
+	if (!cfg_set(rc, "max_memory") || !cfg_set(rc, "gpu_memory_limit"))
 		return 0;
 	return rule_report(rc, cfg_pair(rc, "gpu_memory_limit"),
 	    "max_memory and gpu_memory_limit are both set; keep one");
@@ -1027,7 +967,7 @@ check_platform_memory_limits(struct rule_ctx *rc)
 int
 check_save_safetensors(struct rule_ctx *rc)
 {
-	if (!is_false(rc, "save_safetensors"))
+	if (!cfg_false(rc, "save_safetensors"))
 		return 0;
 	return rule_report(rc, cfg_pair(rc, "save_safetensors"),
 	    "save_safetensors: false is refused; Axolotl saves safetensors");
@@ -1054,7 +994,7 @@ check_save_strategy_steps(struct rule_ctx *rc)
 int
 check_save_best_metric(struct rule_ctx *rc)
 {
-	if (!str_is(rc, "save_strategy", "best") ||
+	if (!cfg_is(rc, "save_strategy", "best") ||
 	    cfg_on(rc, "metric_for_best_model"))
 		return 0;
 	return rule_report(rc, cfg_pair(rc, "save_strategy"),
@@ -1069,7 +1009,7 @@ check_save_early_stopping(struct rule_ctx *rc)
 	const struct doc_pair *ev = cfg_pair(rc, "eval_steps");
 	long long s, e;
 
-	if (!set(rc, "early_stopping_patience"))
+	if (!cfg_set(rc, "early_stopping_patience"))
 		return 0;
 	if (sv == NULL || ev == NULL || sv->value->kind == DOC_NULL ||
 	    ev->value->kind == DOC_NULL)
@@ -1101,7 +1041,7 @@ check_attn_flex_torch(struct rule_ctx *rc)
 	if (be == NULL || strcmp(be, "flex_attention") != 0 ||
 	    rc->ctx->torch >= 2060)
 		return 0;
-	return rule_report(rc, first_of(rc, "attn_implementation",
+	return rule_report(rc, cfg_first(rc, "attn_implementation",
 	    "flex_attention"), "flex attention needs torch 2.6 or newer");
 }
 
@@ -1117,7 +1057,7 @@ check_attn_sage_cc(struct rule_ctx *rc)
 	if (g->cc == 80 || g->cc == 86 || g->cc == 89 || g->cc == 90 ||
 	    g->cc == 120)
 		return 0;
-	return rule_report(rc, first_of(rc, "attn_implementation",
+	return rule_report(rc, cfg_first(rc, "attn_implementation",
 	    "sage_attention"), "sage attention does not run on %s (compute "
 	    "capability %u.%u); it needs sm_80, 86, 89, 90 or 120", g->id,
 	    g->cc / 10, g->cc % 10);
@@ -1129,7 +1069,7 @@ check_attn_fp8(struct rule_ctx *rc)
 {
 	const struct gpu *g = the_gpu(rc);
 
-	if (!str_is(rc, "attn_implementation", "fp8"))
+	if (!cfg_is(rc, "attn_implementation", "fp8"))
 		return 0;
 	if (g != NULL && g->cc > 0 && g->cc < 90)
 		return rule_report(rc, cfg_pair(rc, "attn_implementation"),

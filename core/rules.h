@@ -30,6 +30,16 @@ struct rule_def {
 /* The catalog, sorted by id; *n gets its length.  Borrowed. */
 const struct rule_def *rules_all(size_t *n);
 
+/* A rules.md entry preflight cannot check, and why. */
+struct rule_unchecked {
+	const char *id;
+	const char *why;
+};
+
+/* The rules.md entries that are not in the catalog, sorted; *n gets the
+   count.  Borrowed. */
+const struct rule_unchecked *rules_unchecked(size_t *n);
+
 /* The row for id, or NULL.  Borrowed. */
 const struct rule_def *rules_find(const char *id);
 

@@ -48,6 +48,29 @@ const char *cfg_str(const struct rule_ctx *rc, const char *key);
 long long cfg_int(const struct rule_ctx *rc, const char *key,
     long long def);
 
+/* The string value of key equals want. */
+bool cfg_is(const struct rule_ctx *rc, const char *key, const char *want);
+
+/* key is written as true / false (a bool, not a truthy value). */
+bool cfg_true(const struct rule_ctx *rc, const char *key);
+bool cfg_false(const struct rule_ctx *rc, const char *key);
+
+/* key is present and not null. */
+bool cfg_set(const struct rule_ctx *rc, const char *key);
+
+/* inner of a mapping-valued key, or NULL; and its truthiness. */
+const struct doc_pair *cfg_sub(const struct rule_ctx *rc, const char *key,
+    const char *inner);
+bool cfg_sub_on(const struct rule_ctx *rc, const char *key,
+    const char *inner);
+
+/* The pair of a, else of b, or NULL. */
+const struct doc_pair *cfg_first(const struct rule_ctx *rc, const char *a,
+    const char *b);
+
+/* A plugins entry contains needle. */
+bool cfg_plugin(const struct rule_ctx *rc, const char *needle);
+
 /*
  * A key of fsdp_config under either spelling ("offload_params" or
  * "fsdp_offload_params"), or NULL.

@@ -64,6 +64,17 @@ rules_main(int argc, char **argv)
 			    all[i].docs + strlen("docs/rules.md#"), all[i].id,
 			    severity_name(all[i].severity), all[i].title,
 			    all[i].hint);
+		{
+			const struct rule_unchecked *u = rules_unchecked(&n);
+
+			printf("\n## Not checked\n\nThese rules.md entries "
+			    "depend on the training host or on hardware "
+			    "outside the GPU catalog, so preflight cannot "
+			    "decide them from the config:\n\n"
+			    "| id | why not |\n| --- | --- |\n");
+			for (i = 0; i < n; i++)
+				printf("| `%s` | %s |\n", u[i].id, u[i].why);
+		}
 	} else if (strcmp(fmt, "text") == 0) {
 		for (i = 0; i < n; i++)
 			printf("%-40s %-8s %s\n", all[i].id,

@@ -240,6 +240,29 @@ test_api__probes(void **state)
 	call_fini(&c);
 }
 
+static size_t
+count_not_info(json_t *findings)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < json_array_size(findings); i++)
+		if (strcmp(jstr(json_array_get(findings, i), "severity"),
+		    "info") != 0)
+			n++;
+	return n;
+}
+
+static json_t *
+item_for_rule(json_t *items, const char *rule)
+{
+	size_t i;
+
+	for (i = 0; i < json_array_size(items); i++)
+		if (strcmp(jstr(json_array_get(items, i), "rule"), rule) == 0)
+			return json_array_get(items, i);
+	return NULL;
+}
+
 static void
 test_api__post_json_stores_and_reads_back(void **state)
 {
@@ -265,8 +288,10 @@ test_api__post_json_stores_and_reads_back(void **state)
 	    "ml-infra");
 	assert_string_equal(jstr(json_object_get(c.json, "context"), "gpu"),
 	    "a100-80gb");
-	assert_int_equal(json_array_size(json_object_get(c.json,
-	    "findings")), 1);
+	/* One warning (the duplicate key); the rest are info notes on
+	   what Axolotl fills in (eval_batch_size, dataloader, ...). */
+	assert_int_equal(count_not_info(json_object_get(c.json, "findings")),
+	    1);
 	assert_non_null(strstr(jstr(c.json, "created_at"), "2025-12-02T"));
 	call(&g, env, "GET", target, NULL, NULL);
 	assert_int_equal(g.status, 200);
@@ -575,9 +600,9 @@ test_api__rule_stats(void **state)
 	call(&c, env, "GET", "/v1/stats/rules?since=2025-01-01T00:00:00Z",
 	    NULL, NULL);
 	assert_int_equal(c.status, 200);
-	assert_int_equal(json_array_size(json_object_get(c.json, "items")), 1);
-	it = json_array_get(json_object_get(c.json, "items"), 0);
-	assert_string_equal(jstr(it, "rule"), "schema.duplicate_key");
+	it = item_for_rule(json_object_get(c.json, "items"),
+	    "schema.duplicate_key");
+	assert_non_null(it);
 	assert_int_equal(json_integer_value(json_object_get(it, "findings")),
 	    2);
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(

@@ -136,7 +136,7 @@ static const char dup_yaml[] =
 static void
 test_cli__text_is_compiler_style(void **state)
 {
-	char path[256], want[1024];
+	char path[256], want[4096];
 	struct run r;
 
 	(void)state;
@@ -149,10 +149,18 @@ test_cli__text_is_compiler_style(void **state)
 	unlink(path);
 	assert_int_equal(r.status, 0);
 	snprintf(want, sizeof(want),
+	    "%s:1:1: info: no dataloader settings: Axolotl uses 1 worker, "
+	    "pinned memory and prefetch 256 [batch.dataloader_defaults]\n"
+	    "%s:1:1: info: eval_batch_size is unset: Axolotl uses "
+	    "micro_batch_size (2) [batch.eval_batch_size_default]\n"
+	    "%s:1:1: info: bf16: auto resolves to bf16 on h100-sxm "
+	    "[precision.bf16_auto_resolution]\n"
+	    "%s:1:1: info: tf32: auto resolves to true on h100-sxm "
+	    "[precision.tf32_auto]\n"
 	    "%s:4:1: warning: key 'sequence_len' appears twice (first at "
 	    "line 2) [schema.duplicate_key]\n"
-	    "%s: warn (0 errors, 1 warning, 0 info) on 1 x h100-sxm\n",
-	    path, path);
+	    "%s: warn (0 errors, 1 warning, 4 info) on 1 x h100-sxm\n",
+	    path, path, path, path, path, path);
 	assert_string_equal(r.out, want);
 	assert_null(strchr(r.out, '\033'));
 	assert_int_equal(r.err_len, 0);

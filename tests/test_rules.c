@@ -6,6 +6,7 @@
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -38,6 +39,54 @@ test_rules__ids_unique_sorted_complete(void **state)
 			fail_msg("%s is not after %s", all[i].id,
 			    all[i - 1].id);
 	}
+}
+
+/*
+ * Every rule of shared/reference/rules.md is either in the catalog or in
+ * the "not checked" list with a reason, never both, and the unchecked ones
+ * stay at most 10% of rules.md.
+ */
+static void
+test_rules__catalog_covers_rules_md(void **state)
+{
+	const struct rule_unchecked *u;
+	char path[512], *text, *p;
+	size_t nu, i, nmd = 0, missing = 0;
+
+	(void)state;
+	u = rules_unchecked(&nu);
+	for (i = 0; i < nu; i++) {
+		assert_non_null(u[i].why);
+		if (rules_find(u[i].id) != NULL)
+			fail_msg("%s is both checked and unchecked", u[i].id);
+		if (i > 0 && strcmp(u[i - 1].id, u[i].id) >= 0)
+			fail_msg("%s is not after %s", u[i].id, u[i - 1].id);
+	}
+	snprintf(path, sizeof(path), "%s/reference/rules.md",
+	    fixture_shared());
+	text = fixture_read(path, NULL);
+	assert_non_null(text);
+	for (p = strstr(text, "\n#### `"); p != NULL;
+	    p = strstr(p + 1, "\n#### `")) {
+		char id[128];
+		bool listed = false;
+
+		if (sscanf(p, "\n#### `%127[a-z0-9_.]`", id) != 1)
+			continue;
+		nmd++;
+		for (i = 0; i < nu; i++)
+			if (strcmp(u[i].id, id) == 0)
+				listed = true;
+		if (rules_find(id) == NULL && !listed) {
+			fprintf(stderr, "rules.md rule %s is neither checked "
+			    "nor listed as unchecked\n", id);
+			missing++;
+		}
+	}
+	free(text);
+	assert_true(nmd >= 200);
+	assert_int_equal(missing, 0);
+	assert_true(nu * 10 <= nmd);
 }
 
 /* Run a fixture; its report stays in a (the caller frees it). */
@@ -375,6 +424,7 @@ main(void)
 	static const struct CMUnitTest fixed[] = {
 		cmocka_unit_test(test_rules__ids_unique_sorted_complete),
 		cmocka_unit_test(test_rules__typos_get_the_right_suggestion),
+		cmocka_unit_test(test_rules__catalog_covers_rules_md),
 	};
 	const struct rule_def *all;
 	struct CMUnitTest *t;
