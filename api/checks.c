@@ -467,6 +467,49 @@ enum out_format {
  * idempotent retry).  The body is the stored check, or the same report in
  * a CI format.
  */
+/* Append `,"key":<v as compact JSON>` (nothing for NULL). */
+static void
+json_member(struct jsonw *w, const char *key, const json_t *v)
+{
+	char *t;
+
+	if (v == NULL)
+		return;
+	t = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+	if (t == NULL) {
+		w->oom = true;
+		return;
+	}
+	jw_lit(w, ",");
+	jw_key(w, key);
+	jw_lit(w, t);
+	free(t);
+}
+
+/* The stored record: the report, then id, created_at, team, name,
+   labels and source.  malloc'd, or NULL when out of memory. */
+static char *
+stored_json(const struct report *r, const struct store_check *c,
+    const char *created, const char *team, const struct submission *s)
+{
+	struct jsonw w;
+
+	jw_init(&w);
+	encode_report_members(&w, r, NULL);
+	jw_lit(&w, ",\"id\":");
+	jw_str(&w, c->id);
+	jw_lit(&w, ",\"created_at\":");
+	jw_str(&w, created);
+	jw_lit(&w, ",\"team\":");
+	jw_str(&w, team);
+	jw_lit(&w, ",\"name\":");
+	jw_str(&w, s->name);
+	json_member(&w, "labels", s->labels);
+	json_member(&w, "source", s->source);
+	jw_lit(&w, "}");
+	return jw_take(&w, NULL);
+}
+
 static void
 store_and_answer(struct api_ctx *ctx, const struct api_req *req,
     struct submission *s, const char *team, enum out_format fmt,
@@ -514,28 +557,21 @@ store_and_answer(struct api_ctx *ctx, const struct api_req *req,
 	}
 	if (run_check(&r, ctx, req, s, resp) != 0)
 		return;
-	j = encode_report_json(r, NULL);
-	if (j == NULL)
-		goto nomem;
 	if (s->dry_run) {
-		api_json(resp, 200, j);
+		size_t len;
+
+		text = encode_report_json_text(r, NULL, &len);
+		if (text == NULL)
+			goto nomem;
+		api_json_text(resp, 200, text, len);
 		return;
 	}
 	memset(&c, 0, sizeof(c));
 	c.created_at_ms = ctx->now_ms(ctx->env);
 	api_new_id(c.id, ctx, c.created_at_ms);
 	api_format_time(created, sizeof(created), c.created_at_ms);
-	json_object_set_new(j, "id", json_string(c.id));
-	json_object_set_new(j, "created_at", json_string(created));
-	json_object_set_new(j, "team", json_string(team));
-	json_object_set_new(j, "name", json_string(s->name));
-	json_object_set(j, "labels", s->labels);
-	if (s->source != NULL)
-		json_object_set(j, "source", s->source);
-	text = json_dumps(j, JSON_COMPACT);
-	c.context_json = json_dumps(json_object_get(j, "context"),
-	    JSON_COMPACT);
-	json_decref(j);
+	text = stored_json(r, &c, created, team, s);
+	c.context_json = encode_context_json_text(&r->ctx);
 	rows = calloc(r->nfindings + 1, sizeof(*rows));
 	if (text == NULL || c.context_json == NULL || rows == NULL) {
 		free(text);

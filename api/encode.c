@@ -1,32 +1,30 @@
 /*
- * api/encode: report encoders.  Builds jansson trees with the stealing
- * setters, so one json_decref() frees everything.
+ * api/encode: report encoders.  JSON is written straight into one buffer
+ * (api/jsonw): a jansson tree per report cost more than the check itself.
  */
 #include "encode.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/doc.h"
 #include "core/plan.h"
 
-static json_t *
-str_or_null(const char *s)
+static void
+context_json(struct jsonw *w, const struct context *c)
 {
-	return s == NULL ? json_null() : json_string(s);
-}
-
-static json_t *
-encode_context(const struct context *c)
-{
-	json_t *j = json_pack("{s:I, s:I, s:I, s:s, s:s}",
-	    "gpus", (json_int_t)c->gpus,
-	    "nodes", (json_int_t)c->nodes,
-	    "gpus_per_node", (json_int_t)c->gpus_per_node,
-	    "gpu", c->gpu,
-	    "interconnect", c->interconnect);
-
-	if (j != NULL && c->torch > 0) {
+	jw_lit(w, "{\"gpus\":");
+	jw_int(w, c->gpus);
+	jw_lit(w, ",\"nodes\":");
+	jw_int(w, c->nodes);
+	jw_lit(w, ",\"gpus_per_node\":");
+	jw_int(w, c->gpus_per_node);
+	jw_lit(w, ",\"gpu\":");
+	jw_str(w, c->gpu);
+	jw_lit(w, ",\"interconnect\":");
+	jw_str(w, c->interconnect);
+	if (c->torch > 0) {
 		char v[16];
 
 		if (c->torch % 10 != 0)
@@ -35,110 +33,166 @@ encode_context(const struct context *c)
 		else
 			snprintf(v, sizeof(v), "%d.%d", c->torch / 1000,
 			    c->torch % 1000 / 10);
-		json_object_set_new(j, "torch", json_string(v));
+		jw_lit(w, ",\"torch\":");
+		jw_str(w, v);
 	}
-	return j;
+	jw_lit(w, "}");
 }
 
-static json_t *
-encode_finding(const struct finding *f)
+static void
+finding_json(struct jsonw *w, const struct finding *f, bool reason)
 {
-	return json_pack("{s:s, s:s, s:s, s:o, s:s, s:I, s:I}",
-	    "rule", f->rule,
-	    "severity", severity_name(f->severity),
-	    "message", f->message,
-	    "hint", str_or_null(f->hint),
-	    "path", f->path,
-	    "line", (json_int_t)f->line,
-	    "column", (json_int_t)f->col);
+	jw_lit(w, "{\"rule\":");
+	jw_str(w, f->rule);
+	jw_lit(w, ",\"severity\":");
+	jw_str(w, severity_name(f->severity));
+	jw_lit(w, ",\"message\":");
+	jw_str(w, f->message);
+	jw_lit(w, ",\"hint\":");
+	jw_str(w, f->hint);
+	jw_lit(w, ",\"path\":");
+	jw_str(w, f->path);
+	jw_lit(w, ",\"line\":");
+	jw_int(w, f->line);
+	jw_lit(w, ",\"column\":");
+	jw_int(w, f->col);
+	if (reason) {
+		jw_lit(w, ",\"reason\":");
+		jw_str(w, f->reason != NULL ? f->reason : "");
+	}
+	jw_lit(w, "}");
 }
 
-static json_t *
-nullable_str(const char *s)
+static void
+int_member(struct jsonw *w, const char *key, long long v)
 {
-	return s != NULL ? json_string(s) : json_null();
+	jw_lit(w, ",");
+	jw_key(w, key);
+	jw_int(w, v);
 }
 
-static json_t *
-encode_plan(const struct plan *p)
+static void
+plan_json(struct jsonw *w, const struct plan *p)
 {
 	static const char *const ds[] = { NULL, "preset", "inline",
 	    "unreadable" };
-	json_t *j;
 
-	if (p == NULL)
-		return json_null();
-	j = json_pack("{s:s, s:o, s:{s:I, s:I, s:I, s:I, s:I}, s:s, s:s, "
-	    "s:o, s:I, s:I, s:I, s:I, s:I}",
-	    "strategy", p->strategy,
-	    "zero_stage", p->zero_stage > 0 ? json_integer(p->zero_stage) :
-	    json_null(),
-	    "mesh", "dp_replicate", (json_int_t)p->dp_replicate,
-	    "dp_shard", (json_int_t)p->dp_shard, "tp", (json_int_t)p->tp,
-	    "cp", (json_int_t)p->cp, "ep", (json_int_t)p->ep,
-	    "precision", p->precision, "attention", p->attention,
-	    "adapter", nullable_str(p->adapter),
-	    "micro_batch_size", (json_int_t)p->micro_batch_size,
-	    "gradient_accumulation_steps",
-	    (json_int_t)p->gradient_accumulation_steps,
-	    "global_batch_size", (json_int_t)p->global_batch_size,
-	    "sequence_len", (json_int_t)p->sequence_len,
-	    "tokens_per_step", (json_int_t)p->tokens_per_step);
-	if (j == NULL)
-		return json_null();
-	json_object_set_new(j, "world_size", json_integer(p->world));
-	json_object_set_new(j, "gradient_checkpointing",
-	    json_boolean(p->gradient_checkpointing));
-	json_object_set_new(j, "sample_packing",
-	    json_boolean(p->sample_packing));
-	json_object_set_new(j, "optimizer", json_string(p->optimizer));
-	json_object_set_new(j, "deepspeed", p->ds == DS_NONE ? json_null() :
-	    json_pack("{s:s, s:o}", "source", ds[p->ds], "name",
-	    nullable_str(p->ds_name)));
-	return j;
+	if (p == NULL) {
+		jw_lit(w, "null");
+		return;
+	}
+	jw_lit(w, "{\"strategy\":");
+	jw_str(w, p->strategy);
+	jw_lit(w, ",\"zero_stage\":");
+	if (p->zero_stage > 0)
+		jw_int(w, p->zero_stage);
+	else
+		jw_lit(w, "null");
+	jw_lit(w, ",\"mesh\":{\"dp_replicate\":");
+	jw_int(w, p->dp_replicate);
+	int_member(w, "dp_shard", p->dp_shard);
+	int_member(w, "tp", p->tp);
+	int_member(w, "cp", p->cp);
+	int_member(w, "ep", p->ep);
+	jw_lit(w, "},\"precision\":");
+	jw_str(w, p->precision);
+	jw_lit(w, ",\"attention\":");
+	jw_str(w, p->attention);
+	jw_lit(w, ",\"adapter\":");
+	jw_str(w, p->adapter);
+	int_member(w, "micro_batch_size", p->micro_batch_size);
+	int_member(w, "gradient_accumulation_steps",
+	    p->gradient_accumulation_steps);
+	int_member(w, "global_batch_size", p->global_batch_size);
+	int_member(w, "sequence_len", p->sequence_len);
+	int_member(w, "tokens_per_step", p->tokens_per_step);
+	int_member(w, "world_size", p->world);
+	jw_lit(w, ",\"gradient_checkpointing\":");
+	jw_bool(w, p->gradient_checkpointing);
+	jw_lit(w, ",\"sample_packing\":");
+	jw_bool(w, p->sample_packing);
+	jw_lit(w, ",\"optimizer\":");
+	jw_str(w, p->optimizer);
+	jw_lit(w, ",\"deepspeed\":");
+	if (p->ds == DS_NONE)
+		jw_lit(w, "null");
+	else {
+		jw_lit(w, "{\"source\":");
+		jw_str(w, ds[p->ds]);
+		jw_lit(w, ",\"name\":");
+		jw_str(w, p->ds_name);
+		jw_lit(w, "}");
+	}
+	jw_lit(w, "}");
+}
+
+void
+encode_report_members(struct jsonw *w, const struct report *r,
+    const char *file)
+{
+	size_t i;
+
+	jw_lit(w, "{\"verdict\":");
+	jw_str(w, verdict_name(r->verdict));
+	jw_lit(w, ",\"config_sha256\":");
+	jw_str(w, r->config_sha256);
+	jw_lit(w, ",\"context\":");
+	context_json(w, &r->ctx);
+	jw_lit(w, ",\"plan\":");
+	plan_json(w, r->plan);
+	jw_lit(w, ",\"findings\":[");
+	for (i = 0; i < r->nfindings; i++) {
+		if (i > 0)
+			jw_lit(w, ",");
+		finding_json(w, &r->findings[i], false);
+	}
+	jw_lit(w, "],\"estimate\":null,\"suggestions\":[],\"suppressed\":[");
+	for (i = 0; i < r->nsuppressed; i++) {
+		if (i > 0)
+			jw_lit(w, ",");
+		finding_json(w, &r->suppressed[i], true);
+	}
+	jw_lit(w, "]");
+	if (file != NULL) {
+		jw_lit(w, ",\"file\":");
+		jw_str(w, file);
+	}
+}
+
+char *
+encode_report_json_text(const struct report *r, const char *file,
+    size_t *len)
+{
+	struct jsonw w;
+
+	jw_init(&w);
+	encode_report_members(&w, r, file);
+	jw_lit(&w, "}");
+	return jw_take(&w, len);
+}
+
+char *
+encode_context_json_text(const struct context *c)
+{
+	struct jsonw w;
+
+	jw_init(&w);
+	context_json(&w, c);
+	return jw_take(&w, NULL);
 }
 
 json_t *
 encode_report_json(const struct report *r, const char *file)
 {
-	json_t *root, *findings, *sup;
-	size_t i;
+	size_t len;
+	char *text = encode_report_json_text(r, file, &len);
+	json_t *j;
 
-	findings = json_array();
-	if (findings == NULL)
+	if (text == NULL)
 		return NULL;
-	for (i = 0; i < r->nfindings; i++)
-		if (json_array_append_new(findings,
-		    encode_finding(&r->findings[i])) != 0) {
-			json_decref(findings);
-			return NULL;
-		}
-	sup = json_array();
-	for (i = 0; sup != NULL && i < r->nsuppressed; i++) {
-		json_t *f = encode_finding(&r->suppressed[i]);
-
-		json_object_set_new(f, "reason", json_string(
-		    r->suppressed[i].reason != NULL ?
-		    r->suppressed[i].reason : ""));
-		json_array_append_new(sup, f);
-	}
-	root = json_pack("{s:s, s:s, s:o, s:o, s:o, s:n, s:[], s:o}",
-	    "verdict", verdict_name(r->verdict),
-	    "config_sha256", r->config_sha256,
-	    "context", encode_context(&r->ctx),
-	    "plan", encode_plan(r->plan),
-	    "findings", findings,
-	    "estimate",
-	    "suggestions",
-	    "suppressed", sup);
-	if (root == NULL)
-		return NULL;
-	if (file != NULL && json_object_set_new(root, "file",
-	    json_string(file)) != 0) {
-		json_decref(root);
-		return NULL;
-	}
-	return root;
+	j = json_loadb(text, len, 0, NULL);
+	free(text);
+	return j;
 }
 
 static const char *

@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 
+#include "api/jsonw.h"
 #include "core/report.h"
 
 /*
@@ -19,6 +20,23 @@
  * New reference: the caller json_decref()s it.  NULL when out of memory.
  */
 json_t *encode_report_json(const struct report *r, const char *file);
+
+/*
+ * The same object as compact JSON text (malloc'd; *len, when not NULL,
+ * gets its length), or NULL when out of memory.  The hot paths use this.
+ */
+char *encode_report_json_text(const struct report *r, const char *file,
+    size_t *len);
+
+/*
+ * The report's members written to w as an object that is still open (no
+ * closing brace), so the daemon can append its own members ("id", ...).
+ */
+void encode_report_members(struct jsonw *w, const struct report *r,
+    const char *file);
+
+/* The "context" object as compact JSON text (malloc'd), or NULL. */
+char *encode_context_json_text(const struct context *c);
 
 /*
  * Write the report as text to out: one `file:line:col: severity: message

@@ -1,0 +1,192 @@
+/*
+ * api/jsonw: see jsonw.h.  Output matches json_dumps(JSON_COMPACT): no
+ * spaces, UTF-8 kept as is, '"' '\\' and control characters escaped.
+ */
+#include "jsonw.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void
+jw_init(struct jsonw *w)
+{
+	memset(w, 0, sizeof(*w));
+}
+
+static bool
+grow(struct jsonw *w, size_t n)
+{
+	size_t cap;
+	char *b;
+
+	if (w->oom)
+		return false;
+	if (w->cap - w->len > n)
+		return true;
+	cap = w->cap == 0 ? 1024 : w->cap;
+	while (cap - w->len <= n) {
+		if (cap > (size_t)-1 / 2) {
+			w->oom = true;
+			return false;
+		}
+		cap *= 2;
+	}
+	b = realloc(w->buf, cap);
+	if (b == NULL) {
+		w->oom = true;
+		return false;
+	}
+	w->buf = b;
+	w->cap = cap;
+	return true;
+}
+
+void
+jw_raw(struct jsonw *w, const char *s, size_t n)
+{
+	if (!grow(w, n))
+		return;
+	memcpy(w->buf + w->len, s, n);
+	w->len += n;
+	w->buf[w->len] = '\0';
+}
+
+void
+jw_lit(struct jsonw *w, const char *s)
+{
+	jw_raw(w, s, strlen(s));
+}
+
+/* Length of the valid UTF-8 sequence at s (1..4), or 0. */
+static size_t
+utf8_len(const unsigned char *s, size_t left)
+{
+	size_t n, i;
+	unsigned long cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2, cp = s[0] & 0x1fu;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3, cp = s[0] & 0x0fu;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4, cp = s[0] & 0x07u;
+	else
+		return 0;
+	if (n > left)
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3fu);
+	}
+	if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+	    (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return n;
+}
+
+void
+jw_str(struct jsonw *w, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t left;
+
+	if (s == NULL) {
+		jw_lit(w, "null");
+		return;
+	}
+	left = strlen(s);
+	jw_raw(w, "\"", 1);
+	while (left > 0) {
+		size_t run = 0, n;
+
+		/* Copy the longest run that needs no escaping at once. */
+		while (run < left && p[run] >= 0x20 && p[run] < 0x80 &&
+		    p[run] != '"' && p[run] != '\\')
+			run++;
+		if (run > 0) {
+			jw_raw(w, (const char *)p, run);
+			p += run;
+			left -= run;
+			continue;
+		}
+		if (*p == '"' || *p == '\\') {
+			char e[2] = { '\\', (char)*p };
+
+			jw_raw(w, e, 2);
+			n = 1;
+		} else if (*p < 0x20) {
+			char e[8];
+			const char *esc = *p == '\n' ? "\\n" : *p == '\t' ?
+			    "\\t" : *p == '\r' ? "\\r" : *p == '\b' ? "\\b" :
+			    *p == '\f' ? "\\f" : NULL;
+
+			if (esc != NULL)
+				jw_lit(w, esc);
+			else {
+				snprintf(e, sizeof(e), "\\u%04x", *p);
+				jw_lit(w, e);
+			}
+			n = 1;
+		} else if ((n = utf8_len(p, left)) > 0) {
+			jw_raw(w, (const char *)p, n);
+		} else {
+			jw_lit(w, "\\ufffd");
+			n = 1;
+		}
+		p += n;
+		left -= n;
+	}
+	jw_raw(w, "\"", 1);
+}
+
+void
+jw_int(struct jsonw *w, long long v)
+{
+	char b[24];
+	int n = snprintf(b, sizeof(b), "%lld", v);
+
+	jw_raw(w, b, (size_t)n);
+}
+
+void
+jw_bool(struct jsonw *w, bool v)
+{
+	jw_lit(w, v ? "true" : "false");
+}
+
+void
+jw_key(struct jsonw *w, const char *key)
+{
+	jw_raw(w, "\"", 1);
+	jw_lit(w, key);
+	jw_raw(w, "\":", 2);
+}
+
+char *
+jw_take(struct jsonw *w, size_t *len)
+{
+	char *b;
+
+	if (w->buf == NULL && !w->oom)
+		jw_raw(w, "", 0);
+	if (w->oom) {
+		jw_fini(w);
+		return NULL;
+	}
+	b = w->buf;
+	if (len != NULL)
+		*len = w->len;
+	memset(w, 0, sizeof(*w));
+	return b;
+}
+
+void
+jw_fini(struct jsonw *w)
+{
+	free(w->buf);
+	memset(w, 0, sizeof(*w));
+}
