@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "core/doc.h"
+#include "core/estimate.h"
+#include "core/models.h"
 #include "core/plan.h"
 
 static void
@@ -126,6 +128,63 @@ plan_json(struct jsonw *w, const struct plan *p)
 	jw_lit(w, "}");
 }
 
+static void
+num_member(struct jsonw *w, const char *key, double v, bool first)
+{
+	if (!first)
+		jw_lit(w, ",");
+	jw_key(w, key);
+	jw_num2(w, v);
+}
+
+/* DESIGN.md "estimate"; memory fields are null for an unknown model. */
+static void
+estimate_json(struct jsonw *w, const struct estimate *e)
+{
+	const struct mem_breakdown *b = &e->breakdown;
+
+	jw_lit(w, "{\"model\":{\"id\":");
+	jw_str(w, e->model != NULL ? e->model->hf_id : e->model_id);
+	jw_lit(w, ",\"params\":");
+	if (e->params > 0)
+		jw_int(w, e->params);
+	else
+		jw_lit(w, "null");
+	jw_lit(w, ",\"source\":");
+	jw_str(w, e->model != NULL ? "catalog" : "unknown");
+	if (e->trainable_params > 0)
+		int_member(w, "trainable_params", e->trainable_params);
+	jw_lit(w, "},\"memory\":");
+	if (!e->known) {
+		jw_lit(w, "{\"per_gpu_peak_gib\":null,\"capacity_gib\":");
+		if (e->capacity_gib > 0)
+			jw_num2(w, e->capacity_gib);
+		else
+			jw_lit(w, "null");
+		jw_lit(w, ",\"fits\":null,\"breakdown_gib\":null,"
+		    "\"cpu_offload_gib\":null}");
+	} else {
+		jw_lit(w, "{");
+		num_member(w, "per_gpu_peak_gib", e->per_gpu_peak_gib, true);
+		num_member(w, "capacity_gib", e->capacity_gib, false);
+		jw_lit(w, ",\"fits\":");
+		jw_bool(w, e->fits);
+		jw_lit(w, ",\"breakdown_gib\":{");
+		num_member(w, "weights", b->weights_gib, true);
+		num_member(w, "gradients", b->gradients_gib, false);
+		num_member(w, "optimizer", b->optimizer_gib, false);
+		num_member(w, "activations", b->activations_gib, false);
+		num_member(w, "logits", b->logits_gib, false);
+		num_member(w, "buffers", b->buffers_gib, false);
+		num_member(w, "runtime", b->runtime_gib, false);
+		jw_lit(w, "}");
+		num_member(w, "cpu_offload_gib", e->cpu_offload_gib, false);
+		jw_lit(w, "}");
+	}
+	jw_lit(w, ",\"throughput\":{\"tokens_per_second\":null,"
+	    "\"step_time_s\":null,\"comm_time_s\":null,\"bound\":null}}");
+}
+
 void
 encode_report_members(struct jsonw *w, const struct report *r,
     const char *file)
@@ -146,7 +205,12 @@ encode_report_members(struct jsonw *w, const struct report *r,
 			jw_lit(w, ",");
 		finding_json(w, &r->findings[i], false);
 	}
-	jw_lit(w, "],\"estimate\":null,\"suggestions\":[],\"suppressed\":[");
+	jw_lit(w, "],\"estimate\":");
+	if (r->estimate != NULL)
+		estimate_json(w, r->estimate);
+	else
+		jw_lit(w, "null");
+	jw_lit(w, ",\"suggestions\":[],\"suppressed\":[");
 	for (i = 0; i < r->nsuppressed; i++) {
 		if (i > 0)
 			jw_lit(w, ",");

@@ -4,6 +4,7 @@
  */
 #include "jsonw.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,6 +150,24 @@ jw_int(struct jsonw *w, long long v)
 	char b[24];
 	int n = snprintf(b, sizeof(b), "%lld", v);
 
+	jw_raw(w, b, (size_t)n);
+}
+
+void
+jw_num2(struct jsonw *w, double v)
+{
+	char b[48];
+	int n;
+
+	if (!isfinite(v)) {
+		jw_lit(w, "null");
+		return;
+	}
+	n = snprintf(b, sizeof(b), "%.2f", v);
+	if (n < 0 || (size_t)n >= sizeof(b)) {
+		jw_lit(w, "null");
+		return;
+	}
 	jw_raw(w, b, (size_t)n);
 }
 

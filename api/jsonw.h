@@ -24,6 +24,8 @@ void jw_lit(struct jsonw *w, const char *s);	/* jw_raw of a C string */
 void jw_str(struct jsonw *w, const char *s);
 void jw_int(struct jsonw *w, long long v);
 void jw_bool(struct jsonw *w, bool v);
+/* A number rounded to 2 decimals; NaN and infinities write null. */
+void jw_num2(struct jsonw *w, double v);
 /* `"key":` (key is a trusted literal: no escaping). */
 void jw_key(struct jsonw *w, const char *key);
 

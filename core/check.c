@@ -5,6 +5,7 @@
 
 #include "arena.h"
 #include "config.h"
+#include "estimate.h"
 #include "plan.h"
 #include "policy.h"
 #include "suppress.h"
@@ -37,6 +38,7 @@ check_run(struct report **out, const char *buf, size_t len,
 	struct report *r;
 	struct plan *plan;
 	struct doc *d;
+	struct estimate *est;
 	int rv;
 
 	*out = NULL;
@@ -63,6 +65,12 @@ check_run(struct report **out, const char *buf, size_t len,
 	if (rv != 0)
 		return err_set(e, rv, NULL, "cannot derive the launch plan");
 	r->plan = plan;
+	est = ARENA_NEW(a, struct estimate, 1);
+	if (est == NULL)
+		return err_set(e, ERR_NOMEM, NULL,
+		    "request memory budget spent");
+	estimate_run(est, d, plan, &r->ctx);
+	r->estimate = est;
 	rv = report_dups(r, d, a);
 	if (rv == 0)
 		rv = config_check(r, d, a);

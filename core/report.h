@@ -16,6 +16,7 @@
 
 struct arena;
 struct doc;
+struct estimate;
 struct plan;
 struct policy;
 
@@ -66,6 +67,7 @@ struct report {
 	struct context ctx;	/* resolved context */
 	const struct doc *doc;	/* the parsed document; borrowed (arena) */
 	const struct plan *plan;	/* what Axolotl would do (arena) */
+	const struct estimate *estimate;	/* per-GPU memory (arena) */
 	struct finding *findings;	/* nfindings, sorted */
 	size_t nfindings;
 	struct finding *suppressed;	/* moved by inline comments, sorted;

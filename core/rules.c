@@ -323,6 +323,11 @@ static const struct rule_def rules[] = {
 	  "expert parallelism with tensor parallelism and sharding or context parallelism",
 	  "drop tensor_parallel_size or the other dimension",
 	  "docs/rules.md#epwith_tp", check_ep_with_tp },
+	{ "estimate.model_unknown", SEV_WARNING,
+	  "no memory estimate: the model's architecture is not in the catalog",
+	  "use the Hugging Face id of a catalog model (GET /v1/models lists "
+	  "them) as base_model or base_model_config",
+	  "docs/rules.md#estimatemodel_unknown", check_estimate_model_unknown },
 	{ "fsdp.deepspeed_exclusive_legacy", SEV_ERROR,
 	  "deepspeed and the legacy fsdp list together",
 	  "keep one sharding strategy",
@@ -527,6 +532,17 @@ static const struct rule_def rules[] = {
 	  "LoRA kernels with trust_remote_code",
 	  "remove the lora_*_kernel flags",
 	  "docs/rules.md#lora_kernelstrust_remote_code", check_lora_kernels_remote },
+	{ "memory.exceeds_capacity", SEV_ERROR,
+	  "the estimated per-GPU peak memory exceeds the GPU's memory",
+	  "shard the model (ZeRO-3 or FSDP), use LoRA or QLoRA, turn on "
+	  "gradient_checkpointing, lower micro_batch_size or sequence_len, or "
+	  "use more GPUs",
+	  "docs/rules.md#memoryexceeds_capacity", check_memory_exceeds },
+	{ "memory.low_headroom", SEV_WARNING,
+	  "the estimated per-GPU peak leaves under 10% of the GPU's memory free",
+	  "leave room for fragmentation and longer samples: the same changes "
+	  "as for memory.exceeds_capacity",
+	  "docs/rules.md#memorylow_headroom", check_memory_headroom },
 	{ "moe.experts_implementation_fallback", SEV_WARNING,
 	  "experts_implementation does not match the kernel flags",
 	  "set use_scattermoe/use_sonicmoe to match, or eager",

@@ -111,7 +111,7 @@ def main():
                "gradient_accumulation_steps: 4\nsequence_len: 2048\n"
                "bf16: true\n")
     example_yaml = open(EXAMPLE).read()
-    dup_yaml = ("base_model: x\ndatasets:\n  - path: p\n    type: alpaca\n"
+    dup_yaml = ("base_model: HuggingFaceTB/SmolLM2-135M\ndatasets:\n  - path: p\n    type: alpaca\n"
                 "micro_batch_size: 1\ngradient_accumulation_steps: 1\n"
                 "sequence_len: 1\nsequence_len: 2\n")
     s = Server("--max-body", "64KiB", "--cors-origin",

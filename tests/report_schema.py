@@ -71,7 +71,7 @@ check("config_sha256 is the file's",
 
 # A config with findings: a duplicate key.
 with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
-    f.write("base_model: x\ndatasets:\n  - path: p\n    type: alpaca\n"
+    f.write("base_model: HuggingFaceTB/SmolLM2-135M\ndatasets:\n  - path: p\n    type: alpaca\n"
             "micro_batch_size: 1\ngradient_accumulation_steps: 1\n"
             "sequence_len: 2048\nsequence_len: 4096\n")
     dup = f.name

@@ -129,6 +129,9 @@ static const char dup_yaml[] =
     "micro_batch_size: 2\n"
     "sequence_len: 4096\n"
     "gradient_accumulation_steps: 4\n"
+    "adapter: lora\n"
+    "lora_r: 8\n"
+    "lora_target_linear: true\n"
     "datasets:\n"
     "  - path: tatsu-lab/alpaca\n"
     "    type: alpaca\n";
@@ -159,8 +162,10 @@ test_cli__text_is_compiler_style(void **state)
 	    "[precision.tf32_auto]\n"
 	    "%s:4:1: warning: key 'sequence_len' appears twice (first at "
 	    "line 2) [schema.duplicate_key]\n"
-	    "%s: warn (0 errors, 1 warning, 4 info) on 1 x h100-sxm\n",
-	    path, path, path, path, path, path);
+	    "%s:6:1: info: Axolotl turns the LoRA kernels on "
+	    "(lora_mlp/qkv/o/embedding_kernel) [lora_kernels.auto_enable]\n"
+	    "%s: warn (0 errors, 1 warning, 5 info) on 1 x h100-sxm\n",
+	    path, path, path, path, path, path, path);
 	assert_string_equal(r.out, want);
 	assert_null(strchr(r.out, '\033'));
 	assert_int_equal(r.err_len, 0);

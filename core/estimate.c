@@ -1,0 +1,482 @@
+/*
+ * core/estimate: see estimate.h.  Section numbers refer to
+ * ../shared/reference/estimator.md, where each formula's source is given.
+ */
+#include "estimate.h"
+
+#include <string.h>
+#include <strings.h>
+
+#include "doc.h"
+#include "gpu.h"
+#include "models.h"
+#include "plan.h"
+#include "report.h"
+
+#define GIB 1073741824.0
+
+/* ---- reading the config -------------------------------------------- */
+
+static const struct doc_node *
+get(const struct doc *d, const char *key)
+{
+	const struct doc_pair *p = doc_map_get(d->root, key);
+
+	return p != NULL ? p->value : NULL;
+}
+
+static bool
+on(const struct doc_node *v)
+{
+	if (v == NULL)
+		return false;
+	switch (v->kind) {
+	case DOC_BOOL:
+		return v->b;
+	case DOC_INT:
+		return v->i != 0;
+	case DOC_STR:
+		return v->len > 0 && strcasecmp(v->text, "false") != 0;
+	default:
+		return false;
+	}
+}
+
+static double
+num(const struct doc_node *v, double dflt)
+{
+	if (v != NULL && v->kind == DOC_INT)
+		return (double)v->i;
+	if (v != NULL && v->kind == DOC_FLOAT)
+		return v->f;
+	return dflt;
+}
+
+static const struct doc_node *
+sub(const struct doc *d, const char *key, const char *inner)
+{
+	const struct doc_node *m = get(d, key);
+	const struct doc_pair *p;
+
+	if (m == NULL || m->kind != DOC_MAP)
+		return NULL;
+	p = doc_map_get(m, inner);
+	if (p == NULL) {
+		/* fsdp_config keys may carry the old fsdp_ prefix. */
+		char pre[64];
+
+		if (strlen(inner) + 6 > sizeof(pre))
+			return NULL;
+		memcpy(pre, "fsdp_", 5);
+		memcpy(pre + 5, inner, strlen(inner) + 1);
+		p = doc_map_get(m, pre);
+	}
+	return p != NULL ? p->value : NULL;
+}
+
+static bool
+plugin_listed(const struct doc *d, const char *needle)
+{
+	const struct doc_node *p = get(d, "plugins");
+	size_t i;
+
+	for (i = 0; p != NULL && p->kind == DOC_SEQ && i < p->n; i++)
+		if (p->items[i]->kind == DOC_STR &&
+		    strstr(p->items[i]->text, needle) != NULL)
+			return true;
+	return false;
+}
+
+/* Is module name targeted by LoRA (lora_target_linear or the list)? */
+static bool
+targeted(const struct doc *d, const char *name)
+{
+	const struct doc_node *t = get(d, "lora_target_modules");
+	size_t i;
+
+	if (on(get(d, "lora_target_linear")))
+		return true;
+	if (t == NULL || t->kind == DOC_NULL)
+		return true;	/* nothing given: count all (upper bound) */
+	if (t->kind == DOC_STR)
+		return strstr(t->text, name) != NULL;
+	for (i = 0; t->kind == DOC_SEQ && i < t->n; i++)
+		if (t->items[i]->kind == DOC_STR &&
+		    strcmp(t->items[i]->text, name) == 0)
+			return true;
+	return false;
+}
+
+/* ---- section 2.2: optimizer state bytes per trainable parameter ------ */
+
+static double
+optim_bytes(const char *opt, double param_bytes)
+{
+	if (opt == NULL)
+		return 2 * param_bytes;
+	if (strstr(opt, "4bit") != NULL)
+		return 1.03;
+	if (strstr(opt, "8bit") != NULL || strstr(opt, "fp8") != NULL)
+		return 2.03;
+	if (strstr(opt, "adafactor") != NULL || strstr(opt, "came") != NULL)
+		return 0.0;
+	if (strcmp(opt, "sgd") == 0)
+		return 0.0;
+	if (strncmp(opt, "lion", 4) == 0 || strcmp(opt, "muon") == 0)
+		return param_bytes;
+	if (strstr(opt, "32bit") != NULL)
+		return 8.0;
+	return 2 * param_bytes;	/* AdamW family: m and v */
+}
+
+/*
+ * Section 3.3, pre-quantized checkpoints: bytes per linear weight read
+ * from the model id (NVFP4 0.5625, MXFP4 0.53, GPTQ/AWQ int4 0.53, bnb
+ * NF4 0.5159), or 0 for a 16-bit checkpoint.
+ */
+static bool
+has_ci(const char *hay, const char *needle)
+{
+	size_t n = strlen(needle);
+
+	for (; *hay != '\0'; hay++)
+		if (strncasecmp(hay, needle, n) == 0)
+			return true;
+	return false;
+}
+
+static double
+prequant_bytes(const char *id)
+{
+	if (id == NULL)
+		return 0;
+	if (has_ci(id, "nvfp4"))
+		return 0.5625;
+	if (has_ci(id, "mxfp4") || has_ci(id, "gptq") || has_ci(id, "awq"))
+		return 0.53;
+	if (has_ci(id, "bnb-4bit") || has_ci(id, "bnb-nf4"))
+		return 0.5159;
+	return 0;
+}
+
+/* ---- the estimate ---------------------------------------------------- */
+
+struct arch {
+	double h, L, a, akv, d, I, V, E, k, Ie, N;
+	bool tied;
+};
+
+static bool
+arch_of(struct arch *x, const struct model_def *m)
+{
+	if (m == NULL || m->hidden_size <= 0 || m->num_hidden_layers <= 0 ||
+	    m->num_attention_heads <= 0 || m->vocab_size <= 0 ||
+	    m->total_params <= 0)
+		return false;
+	x->h = (double)m->hidden_size;
+	x->L = (double)m->num_hidden_layers;
+	x->a = (double)m->num_attention_heads;
+	x->akv = m->num_key_value_heads > 0 ?
+	    (double)m->num_key_value_heads : x->a;
+	x->d = m->head_dim > 0 ? (double)m->head_dim : x->h / x->a;
+	x->I = m->intermediate_size > 0 ? (double)m->intermediate_size :
+	    4 * x->h;
+	x->V = (double)m->vocab_size;
+	x->E = m->num_experts > 0 ? (double)m->num_experts : 0;
+	x->k = m->num_experts_per_tok > 0 ? (double)m->num_experts_per_tok :
+	    0;
+	x->Ie = m->moe_intermediate_size > 0 ?
+	    (double)m->moe_intermediate_size : x->I;
+	x->N = (double)m->total_params;
+	x->tied = m->tie_word_embeddings == 1;
+	return true;
+}
+
+static const char *
+largest(const struct mem_breakdown *b, double *gib)
+{
+	static const char *const names[] = { "weights", "gradients",
+	    "optimizer", "activations", "logits", "buffers", "runtime" };
+	double v[7];
+	size_t i, best = 0;
+
+	v[0] = b->weights_gib;
+	v[1] = b->gradients_gib;
+	v[2] = b->optimizer_gib;
+	v[3] = b->activations_gib;
+	v[4] = b->logits_gib;
+	v[5] = b->buffers_gib;
+	v[6] = b->runtime_gib;
+	for (i = 1; i < 7; i++)
+		if (v[i] > v[best])
+			best = i;
+	*gib = v[best];
+	return names[best];
+}
+
+void
+estimate_run(struct estimate *e, const struct doc *d, const struct plan *p,
+    const struct context *ctx)
+{
+	const struct gpu *g = gpu_find(ctx->gpu);
+	const struct doc_node *bm = get(d, "base_model");
+	struct arch x;
+	struct mem_breakdown *b = &e->breakdown;
+	double hq, hkv, n_embed, n_linear, n_lora = 0, r, T, Tl, a_layer;
+	double wbytes, gbytes, obytes, lora_state, G, tp, cp, ep;
+	double weights = 0, grads = 0, optim = 0, buffers = 0, cpu = 0;
+	double act, logits, alloc;
+	const char *ad = p->adapter;
+	bool lora = ad != NULL && (strcmp(ad, "lora") == 0 ||
+	    strcmp(ad, "qlora") == 0);
+	bool qlora = lora && (strcmp(ad, "qlora") == 0 || p->load_in_4bit);
+	bool fsdp = strncmp(p->strategy, "fsdp", 4) == 0;
+	bool ds = strcmp(p->strategy, "deepspeed") == 0;
+	bool ddp = strcmp(p->strategy, "ddp") == 0;
+	const struct doc_node *gc = get(d, "gradient_checkpointing");
+
+	memset(e, 0, sizeof(*e));
+	e->model_id = bm != NULL && bm->kind == DOC_STR ? bm->text : NULL;
+	e->model = models_find(e->model_id);
+	if (e->model == NULL) {
+		const struct doc_node *bc = get(d, "base_model_config");
+
+		if (bc != NULL && bc->kind == DOC_STR)
+			e->model = models_find(bc->text);
+	}
+	if (e->model != NULL)
+		e->params = e->model->total_params;
+	e->capacity_gib = g != NULL ? g->memory_gib * 0.995 : 0;
+	if (!arch_of(&x, e->model) || g == NULL)
+		return;
+	e->known = true;
+
+	/* Section 1: where the parameters are. */
+	hq = x.a * x.d;
+	hkv = x.akv * x.d;
+	n_embed = x.V * x.h * (x.tied ? 1 : 2);
+	n_linear = x.N - n_embed - x.L * 2 * x.h - x.h;
+	if (n_linear < 0)
+		n_linear = 0;
+
+	/* Mesh: sharding ranks, tensor, context and expert degrees. */
+	tp = (double)(p->tp > 1 ? p->tp : 1);
+	cp = (double)(p->cp > 1 ? p->cp : 1);
+	ep = (double)(p->ep > 1 ? p->ep : 1);
+	G = fsdp ? (double)(p->dp_shard > 1 ? p->dp_shard : 1) :
+	    (double)(p->world / (p->tp * p->cp) > 1 ? p->world /
+	    (p->tp * p->cp) : 1);
+
+	/* Section 2.1: bytes per parameter in the training dtype. */
+	wbytes = strcmp(p->precision, "fp32") == 0 ? 4 : 2;
+	if (strcmp(p->precision, "fp16") == 0 && !lora)
+		wbytes = 4;	/* fp16 AMP keeps fp32 weights */
+	gbytes = wbytes;
+	obytes = optim_bytes(p->optimizer, wbytes);
+
+	/* Section 3.1: LoRA parameters per layer. */
+	if (lora) {
+		double per = 0, mlp_in = x.E > 0 ? x.E : 1, Im = x.E > 0 ?
+		    x.Ie : x.I;
+
+		r = num(get(d, "lora_r"), 8);
+		if (targeted(d, "q_proj"))
+			per += x.h + hq;
+		if (targeted(d, "k_proj"))
+			per += x.h + hkv;
+		if (targeted(d, "v_proj"))
+			per += x.h + hkv;
+		if (targeted(d, "o_proj"))
+			per += hq + x.h;
+		if (targeted(d, "gate_proj"))
+			per += mlp_in * (x.h + Im);
+		if (targeted(d, "up_proj"))
+			per += mlp_in * (x.h + Im);
+		if (targeted(d, "down_proj"))
+			per += mlp_in * (Im + x.h);
+		n_lora = x.L * r * per;
+	}
+	e->trainable_params = (long long)(lora ? n_lora : x.N);
+
+	if (lora) {
+		/* Section 3.2-3.3: frozen base, fp32 adapters. */
+		double lin = prequant_bytes(e->model->hf_id);
+		double base = lin > 0 ? n_linear * lin + n_embed * 2 :
+		    qlora ? n_linear * 0.5159 + n_embed * 2 :
+		    p->load_in_8bit ? n_linear * 1.0 + n_embed * 2 :
+		    (n_linear + n_embed) * wbytes;
+		double shard = (fsdp || (ds && p->zero_stage == 3)) ? G : 1;
+
+		lora_state = optim_bytes(p->optimizer, 4);
+		weights = (base + n_lora * 4) / shard;
+		grads = n_lora * 4 / shard;
+		optim = n_lora * lora_state / (ds || fsdp ? G : 1);
+		if (qlora)	/* section 3.4: one dequantized matrix */
+			buffers += 2 * x.h * (x.E > 0 ? x.Ie : x.I);
+		if (fsdp && on(sub(d, "fsdp_config", "offload_params"))) {
+			cpu += weights + grads + optim;
+			weights = grads = optim = 0;
+		}
+		if (fsdp)	/* section 4.3: gathered units, with prefetch */
+			buffers += (qlora ? 0.5159 : wbytes) * (n_linear /
+			    x.L) * 2 + 2 * x.V * x.h;
+	} else if (ds) {
+		/* Section 4.2: DeepSpeed's own estimator, current code. */
+		double P = x.N, Lg = x.V * x.h;
+
+		if (p->zero_stage == 3) {
+			buffers += 4 * Lg;
+			if (p->ds_offload_param && p->ds_offload_optimizer)
+				cpu += 18 * P / G * 1.5;
+			else if (p->ds_offload_optimizer) {
+				weights = 2 * P / G;
+				cpu += 16 * P / G * 1.5;
+			} else {
+				weights = 2 * P / G;
+				grads = 6 * P / G;
+				optim = 10 * P / G;
+			}
+		} else if (p->zero_stage == 2 || p->zero_stage == 0) {
+			weights = 2 * P;
+			if (p->ds_offload_optimizer)
+				cpu += P * (4 * G > 16 ? 4 * G : 16) * 1.5 / G;
+			else {
+				grads = 6 * P / G;
+				optim = 12 * P / G;
+			}
+		} else {	/* ZeRO-1 */
+			weights = 2 * P;
+			grads = 2 * P;
+			optim = 12 * P / G;
+		}
+	} else if (fsdp) {
+		/* Section 4.3: FULL_SHARD states, gathered working units. */
+		const struct doc_node *raf = sub(d, "fsdp_config",
+		    "reshard_after_forward");
+		const struct doc_node *ss = sub(d, "fsdp_config",
+		    "sharding_strategy");
+
+		weights = x.N * wbytes / G;
+		grads = x.N * gbytes / G;
+		optim = x.N * obytes / G;
+		buffers += wbytes * (n_linear / x.L) * 3 + 2 * x.V * x.h;
+		if ((raf != NULL && raf->kind == DOC_BOOL && !raf->b) ||
+		    (ss != NULL && ss->kind == DOC_STR &&
+		    strcmp(ss->text, "SHARD_GRAD_OP") == 0))
+			buffers += wbytes * x.N * (1 - 1 / G);
+		if (on(sub(d, "fsdp_config", "offload_params"))) {
+			cpu += weights + grads + optim;
+			weights = grads = optim = 0;
+		}
+	} else {
+		/* Single GPU or DDP: everything on every rank (4.1). */
+		weights = x.N * wbytes;
+		grads = x.N * gbytes;
+		optim = x.N * obytes;
+		if (ddp)
+			buffers += grads;	/* bucket copy of the grads */
+	}
+	/* Section 4.4: tensor and expert parallel split the states. */
+	weights /= tp;
+	grads /= tp;
+	optim /= tp;
+	if (ep > 1 && x.E > 0) {
+		double ef = 1 - (1 - 1 / ep) * (n_linear > 0 ?
+		    (x.L * x.E * 3 * x.h * x.Ie) / (n_linear + n_embed) : 0);
+
+		if (ef > 0 && ef < 1) {
+			weights *= ef;
+			grads *= ef;
+			optim *= ef;
+		}
+	}
+
+	/* Section 5: activations, per micro-batch of T tokens. */
+	T = (double)p->micro_batch_size * (double)p->sequence_len;
+	{
+		/* Section 6: preference pairs concatenate chosen and
+		   rejected; DPO-style methods add a frozen reference model
+		   unless an adapter lets the base serve as one. */
+		const struct doc_node *rl = get(d, "rl");
+		bool ref = false;
+
+		if (rl != NULL && rl->kind == DOC_STR) {
+			ref = strcmp(rl->text, "dpo") == 0 ||
+			    strcmp(rl->text, "ipo") == 0 ||
+			    strcmp(rl->text, "kto") == 0;
+			if (ref || strcmp(rl->text, "orpo") == 0 ||
+			    strcmp(rl->text, "simpo") == 0)
+				T *= 2;
+		}
+		if (ref && !lora)
+			weights += x.N * wbytes / (fsdp || (ds &&
+			    p->zero_stage == 3) ? G : 1) / tp;
+	}
+	Tl = T / cp;
+	{
+		double mlp = on(get(d, "liger_glu_activation")) ? 4 : 8;
+		double inner = 2 * hq + 4 * hkv + 2 * hq;
+
+		if (x.E > 0)
+			inner += (x.k > 0 ? x.k : 1) * mlp * x.Ie + x.E * 4 +
+			    (x.k > 0 ? x.k : 1) * x.h * 2;
+		else
+			inner += mlp * x.I;
+		a_layer = Tl * (8 * x.h + inner / tp);
+		if (strcmp(p->attention, "eager") == 0)
+			a_layer += 6 * x.a / tp * (double)p->sequence_len *
+			    (double)p->sequence_len *
+			    (double)p->micro_batch_size / cp;
+		if (lora && num(get(d, "lora_dropout"), 0) > 0 &&
+		    !p->gradient_checkpointing)
+			a_layer += Tl * 3 * (3 * x.h + hq + 2 * x.h + x.I);
+	}
+	if (p->gradient_checkpointing || (fsdp && on(sub(d, "fsdp_config",
+	    "activation_checkpointing")))) {
+		double ckpt = x.L * 2 * Tl * x.h;
+
+		if (gc != NULL && gc->kind == DOC_STR &&
+		    strncmp(gc->text, "offload", 7) == 0) {
+			cpu += ckpt;
+			ckpt = 4 * Tl * x.h;
+		} else if (p->activation_offloading != NULL &&
+		    strcmp(p->activation_offloading, "false") != 0) {
+			cpu += ckpt;
+			ckpt = 4 * Tl * x.h;
+		}
+		act = ckpt + a_layer * 1.5;
+	} else if (p->activation_offloading != NULL &&
+	    strcmp(p->activation_offloading, "false") != 0) {
+		cpu += x.L * a_layer;
+		act = 2 * a_layer;
+	} else
+		act = x.L * a_layer + 2 * Tl * x.h;
+
+	/* Section 6: logits and loss. */
+	if (plugin_listed(d, "CutCrossEntropy") ||
+	    on(get(d, "cut_cross_entropy")))
+		logits = Tl * x.h * 2;
+	else if (on(get(d, "liger_fused_linear_cross_entropy"))) {
+		double chunks = x.V / x.h;
+
+		logits = Tl / (chunks < 1 ? 1 : chunks) * x.V * 8;
+	} else
+		logits = 10 * Tl * x.V / tp;
+
+	/* Section 7: CUDA context, libraries and allocator slack (1 GiB
+	   plus 5% of the allocated peak: the low end of the ranges). */
+	alloc = weights + grads + optim + act + logits + buffers;
+	b->weights_gib = weights / GIB;
+	b->gradients_gib = grads / GIB;
+	b->optimizer_gib = optim / GIB;
+	b->activations_gib = act / GIB;
+	b->logits_gib = logits / GIB;
+	b->buffers_gib = buffers / GIB;
+	b->runtime_gib = 1.0 + 0.05 * alloc / GIB;
+	e->per_gpu_peak_gib = b->weights_gib + b->gradients_gib +
+	    b->optimizer_gib + b->activations_gib + b->logits_gib +
+	    b->buffers_gib + b->runtime_gib;
+	e->cpu_offload_gib = cpu / GIB;
+	e->fits = e->per_gpu_peak_gib <= e->capacity_gib;
+	e->largest_term = largest(b, &e->largest_gib);
+}

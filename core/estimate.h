@@ -1,0 +1,49 @@
+/*
+ * core/estimate: per-GPU peak memory of a launch plan, from the model
+ * catalog's architecture facts (../shared/reference/estimator.md).  First
+ * slice of issue #8: model states (sections 2-4), activations (5), logits
+ * and loss (6) and runtime overhead (7); throughput and suggestions are
+ * not computed yet.  Pure arithmetic, no I/O.
+ */
+#ifndef CORE_ESTIMATE_H
+#define CORE_ESTIMATE_H
+
+#include <stdbool.h>
+
+struct context;
+struct doc;
+struct model_def;
+struct plan;
+
+/* Terms of the per-GPU peak, GiB; they add up to per_gpu_peak_gib. */
+struct mem_breakdown {
+	double weights_gib;	/* resident (sharded) weights */
+	double gradients_gib;
+	double optimizer_gib;	/* states and fp32 master copies */
+	double activations_gib;	/* saved activations at the peak */
+	double logits_gib;	/* logits and cross-entropy buffers */
+	double buffers_gib;	/* gathered units, buckets, dequant scratch */
+	double runtime_gib;	/* CUDA context and allocator slack */
+};
+
+struct estimate {
+	const struct model_def *model;	/* NULL: unknown model */
+	const char *model_id;		/* as written in the config, or NULL */
+	long long params;		/* total parameters */
+	long long trainable_params;
+	bool known;			/* memory fields are valid */
+	double per_gpu_peak_gib;
+	double capacity_gib;
+	bool fits;
+	struct mem_breakdown breakdown;
+	double cpu_offload_gib;		/* host memory per GPU for offload */
+	const char *largest_term;	/* name of the largest breakdown term */
+	double largest_gib;		/* and its size */
+};
+
+/* Fill e for d's plan p on ctx.  Never fails: an unknown model leaves
+   e->known false. */
+void estimate_run(struct estimate *e, const struct doc *d,
+    const struct plan *p, const struct context *ctx);
+
+#endif /* CORE_ESTIMATE_H */
