@@ -263,9 +263,14 @@ estimate_run(struct estimate *e, const struct doc *d, const struct plan *p,
 	tp = (double)(p->tp > 1 ? p->tp : 1);
 	cp = (double)(p->cp > 1 ? p->cp : 1);
 	ep = (double)(p->ep > 1 ? p->ep : 1);
-	G = fsdp ? (double)(p->dp_shard > 1 ? p->dp_shard : 1) :
-	    (double)(p->world / (p->tp * p->cp) > 1 ? p->world /
-	    (p->tp * p->cp) : 1);
+	/* Ranks that share the model states: FSDP2 shards over the
+	   flattened dp_shard x cp mesh; DeepSpeed partitions over every
+	   rank outside tensor parallelism (Axolotl's context parallelism is
+	   invisible to it); DDP replicates. */
+	if (fsdp)
+		G = (double)(p->dp_shard > 1 ? p->dp_shard : 1) * cp;
+	else
+		G = (double)(p->world / p->tp > 1 ? p->world / p->tp : 1);
 
 	/* Section 2.1: bytes per parameter in the training dtype. */
 	wbytes = strcmp(p->precision, "fp32") == 0 ? 4 : 2;
@@ -307,15 +312,36 @@ estimate_run(struct estimate *e, const struct doc *d, const struct plan *p,
 		    (n_linear + n_embed) * wbytes;
 		double shard = (fsdp || (ds && p->zero_stage == 3)) ? G : 1;
 
+		/* DeepSpeed runs the whole model in 16 bits (its fp32
+		   master copy lives in the optimizer) and partitions the
+		   gradients from ZeRO-2 on. */
+		double lb = ds ? 2 : 4;
+
 		lora_state = optim_bytes(p->optimizer, 4);
-		weights = (base + n_lora * 4) / shard;
-		grads = n_lora * 4 / shard;
+		weights = (base + n_lora * lb) / shard;
+		grads = n_lora * lb / (ds && p->zero_stage >= 2 ? G : shard);
 		optim = n_lora * lora_state / (ds || fsdp ? G : 1);
-		if (qlora)	/* section 3.4: one dequantized matrix */
+		/* 3.4: one dequantized matrix; under ZeRO-3 the gathered
+		   16-bit embedding (the largest module) bounds it. */
+		if ((qlora || lin > 0) && !(ds && p->zero_stage == 3))
 			buffers += 2 * x.h * (x.E > 0 ? x.Ie : x.I);
 		if (fsdp && on(sub(d, "fsdp_config", "offload_params"))) {
 			cpu += weights + grads + optim;
 			weights = grads = optim = 0;
+		}
+		if (ds && p->zero_stage == 3) {
+			/* The largest module gathered in 16 bits (4.2: the
+			   embedding; frozen, so no gradient), and ZeRO-3's
+			   offload of params and optimizer. */
+			buffers += 2 * x.V * x.h;
+			if (p->ds_offload_param) {
+				cpu += weights + grads;
+				weights = grads = 0;
+			}
+		}
+		if (ds && p->ds_offload_optimizer) {
+			cpu += optim;
+			optim = 0;
 		}
 		if (fsdp)	/* section 4.3: gathered units, with prefetch */
 			buffers += (qlora ? 0.5159 : wbytes) * (n_linear /
@@ -337,6 +363,9 @@ estimate_run(struct estimate *e, const struct doc *d, const struct plan *p,
 				optim = 10 * P / G;
 			}
 		} else if (p->zero_stage == 2 || p->zero_stage == 0) {
+			/* Outside the model-state formula: one layer's
+			   16-bit gradients exist before they are reduced. */
+			buffers += 2 * n_linear / x.L;
 			weights = 2 * P;
 			if (p->ds_offload_optimizer)
 				cpu += P * (4 * G > 16 ? 4 * G : 16) * 1.5 / G;
@@ -345,6 +374,7 @@ estimate_run(struct estimate *e, const struct doc *d, const struct plan *p,
 				optim = 12 * P / G;
 			}
 		} else {	/* ZeRO-1 */
+			buffers += 2 * n_linear / x.L;
 			weights = 2 * P;
 			grads = 2 * P;
 			optim = 12 * P / G;

@@ -1,0 +1,304 @@
+/*
+ * tests/test_estimate: the memory estimate against estimator.md's worked
+ * example A and DeepSpeed's own ZeRO formulas (section 4.2), then
+ * properties over all 252 Axolotl examples: the breakdown adds up to the
+ * peak, gradient checkpointing never raises it, a larger micro batch never
+ * lowers it, more GPUs never raise it under ZeRO-3 or FSDP full shard, and
+ * QLoRA <= LoRA <= full fine-tune for the same model.  Variants are made
+ * by appending keys to the real file (the last of duplicate keys wins).
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "core/arena.h"
+#include "core/check.h"
+#include "core/estimate.h"
+#include "core/plan.h"
+#include "tests/fixture.h"
+
+#define GIB 1073741824.0
+
+struct run_est {
+	struct estimate e;
+	char strategy[16];
+	int zero_stage;
+	bool ok;
+};
+
+/* Check text (+ extra appended) on gpus x gpu; the estimate by value. */
+static struct run_est
+estimate_of(const char *text, const char *extra, long gpus, const char *gpu)
+{
+	struct run_est out;
+	struct context ctx;
+	struct limits lim;
+	struct err e = { 0 };
+	struct arena a;
+	struct report *r;
+	size_t n = strlen(text), m = extra != NULL ? strlen(extra) : 0;
+	char *buf = malloc(n + m + 2);
+
+	memset(&out, 0, sizeof(out));
+	assert_non_null(buf);
+	memcpy(buf, text, n);
+	buf[n] = '\n';
+	if (m > 0)
+		memcpy(buf + n + 1, extra, m);
+	buf[n + 1 + m] = '\0';
+	context_default(&ctx);
+	ctx.gpus = gpus;
+	ctx.gpu = gpu;
+	limits_default(&lim);
+	arena_init(&a, (size_t)64 << 20);
+	if (check_run(&r, buf, n + 1 + m, &ctx, &lim, &a, &e) == 0 &&
+	    r->estimate != NULL) {
+		out.e = *r->estimate;
+		out.e.model = NULL;	/* arena-owned pointers end here */
+		out.e.model_id = NULL;
+		out.e.largest_term = NULL;
+		snprintf(out.strategy, sizeof(out.strategy), "%s",
+		    r->plan->strategy);
+		out.zero_stage = r->plan->zero_stage;
+		out.ok = true;
+	}
+	arena_fini(&a);
+	free(buf);
+	return out;
+}
+
+static double
+states_gib(const struct estimate *e)
+{
+	return e->breakdown.weights_gib + e->breakdown.gradients_gib +
+	    e->breakdown.optimizer_gib;
+}
+
+static const char example_a[] =
+    "base_model: meta-llama/Meta-Llama-3-8B\n"
+    "datasets:\n  - path: tatsu-lab/alpaca\n    type: alpaca\n"
+    "sequence_len: 8192\nmicro_batch_size: 1\n"
+    "gradient_accumulation_steps: 1\nsample_packing: true\n"
+    "gradient_checkpointing: true\nflash_attention: true\n"
+    "optimizer: adamw_torch_fused\nbf16: true\n";
+
+/* estimator.md section 12.A, term by term (within 5%). */
+static void
+test_estimate__worked_example_a(void **state)
+{
+	struct run_est r;
+	const double N = 8030261248.0, Lg = 525336576.0, T = 8192;
+
+	(void)state;
+	r = estimate_of(example_a, "deepspeed: deepspeed_configs/"
+	    "zero3_bf16.json", 8, "h100-sxm");
+	assert_true(r.ok && r.e.known);
+	assert_string_equal(r.strategy, "deepspeed");
+	/* DeepSpeed: 4Lg + 18N/8 = 18.78 GiB. */
+	assert_true(fabs(states_gib(&r.e) + r.e.breakdown.buffers_gib -
+	    (4 * Lg + 18 * N / 8) / GIB) < 0.01);
+	/* Loss, HF path: 10 T V = 9.79 GiB. */
+	assert_true(fabs(r.e.breakdown.logits_gib - 9.79) < 0.05 * 9.79);
+	/* Checkpoints 2.00 + one recomputed layer 1.28 (+ half of it for
+	   its gradient, our transient): 3.28 .. 3.92. */
+	assert_true(r.e.breakdown.activations_gib >= 3.28 * 0.95 &&
+	    r.e.breakdown.activations_gib <= 3.92 * 1.05);
+	/* Allocated peak 33.9 GiB (estimator.md) within 5%. */
+	assert_true(fabs(r.e.per_gpu_peak_gib - r.e.breakdown.runtime_gib -
+	    33.9) < 0.05 * 33.9);
+	assert_true(r.e.fits);
+	/* With Cut Cross Entropy the loss term nearly vanishes (0.06). */
+	r = estimate_of(example_a, "deepspeed: deepspeed_configs/"
+	    "zero3_bf16.json\nplugins:\n  - axolotl.integrations."
+	    "cut_cross_entropy.CutCrossEntropyPlugin", 8, "h100-sxm");
+	assert_true(r.ok && r.e.breakdown.logits_gib < 0.1);
+	(void)T;
+}
+
+/* DeepSpeed's estimate_zero2/3_model_states_mem_needs (section 4.2), on
+   an inline config for each (stage, offload) at several GPU counts. */
+static void
+test_estimate__deepspeed_formulas(void **state)
+{
+	static const struct {
+		const char *ds;
+		int stage;
+		bool opt, param;
+	} cases[] = {
+		{ "deepspeed:\n  zero_optimization:\n    stage: 2\n", 2, false,
+		  false },
+		{ "deepspeed:\n  zero_optimization:\n    stage: 2\n"
+		  "    offload_optimizer:\n      device: cpu\n", 2, true,
+		  false },
+		{ "deepspeed:\n  zero_optimization:\n    stage: 3\n", 3, false,
+		  false },
+		{ "deepspeed:\n  zero_optimization:\n    stage: 3\n"
+		  "    offload_optimizer:\n      device: cpu\n", 3, true,
+		  false },
+		{ "deepspeed:\n  zero_optimization:\n    stage: 3\n"
+		  "    offload_optimizer:\n      device: cpu\n"
+		  "    offload_param:\n      device: cpu\n", 3, true, true },
+	};
+	static const long gpus[] = { 2, 4, 8 };
+	const double N = 8030261248.0, Lg = 525336576.0;
+	size_t i, k, n = 0;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		for (k = 0; k < 3; k++) {
+			double G = (double)gpus[k], want, got;
+			struct run_est r = estimate_of(example_a,
+			    cases[i].ds, gpus[k], "h100-sxm");
+
+			assert_true(r.ok && r.e.known);
+			assert_int_equal(r.zero_stage, cases[i].stage);
+			if (cases[i].stage == 2)
+				want = cases[i].opt ? 2 * N : 2 * N + 18 * N / G;
+			else
+				want = 4 * Lg + (cases[i].param ? 0 :
+				    cases[i].opt ? 2 * N / G : 18 * N / G);
+			/* ZeRO-3's 4Lg (gathered layer) is a buffer. */
+			got = (states_gib(&r.e) + (cases[i].stage == 3 ?
+			    r.e.breakdown.buffers_gib : 0)) * GIB;
+			if (fabs(got - want) > 1e-6 * want)
+				fail_msg("stage %d opt %d param %d on %ld GPUs: "
+				    "%.0f bytes, DeepSpeed says %.0f",
+				    cases[i].stage, cases[i].opt,
+				    cases[i].param, gpus[k], got, want);
+			n++;
+		}
+	assert_true(n >= 12);
+}
+
+/* ---- properties over the corpus ------------------------------------ */
+
+static json_t *golden;
+
+static void
+check_breakdown(const char *rel, const struct estimate *e)
+{
+	const struct mem_breakdown *b = &e->breakdown;
+	double sum = b->weights_gib + b->gradients_gib + b->optimizer_gib +
+	    b->activations_gib + b->logits_gib + b->buffers_gib +
+	    b->runtime_gib;
+
+	if (fabs(sum - e->per_gpu_peak_gib) > 1e-9 * (sum + 1))
+		fail_msg("%s: breakdown %.3f != peak %.3f", rel, sum,
+		    e->per_gpu_peak_gib);
+	if (b->weights_gib < 0 || b->gradients_gib < 0 ||
+	    b->optimizer_gib < 0 || b->activations_gib < 0 ||
+	    b->logits_gib < 0 || b->buffers_gib < 0 || b->runtime_gib <= 0)
+		fail_msg("%s: a negative term", rel);
+}
+
+static void
+test_estimate__properties_over_the_corpus(void **state)
+{
+	const char *rel;
+	json_t *v;
+	size_t known = 0;
+
+	(void)state;
+	json_object_foreach(json_object_get(golden, "files"), rel, v) {
+		char path[512];
+		char *text;
+		struct run_est base, gc, mbs, more, full, lora, qlora;
+
+		(void)v;
+		snprintf(path, sizeof(path), "%s/corpus/axolotl/%s",
+		    fixture_shared(), rel);
+		text = fixture_read(path, NULL);
+		assert_non_null(text);
+		base = estimate_of(text, NULL, 8, "h100-sxm");
+		if (!base.ok || !base.e.known) {
+			free(text);
+			continue;
+		}
+		known++;
+		check_breakdown(rel, &base.e);
+		{
+			struct run_est off = estimate_of(text,
+			    "gradient_checkpointing: false", 8, "h100-sxm");
+
+			gc = estimate_of(text, "gradient_checkpointing: true",
+			    8, "h100-sxm");
+			if (gc.e.per_gpu_peak_gib > off.e.per_gpu_peak_gib +
+			    1e-9)
+				fail_msg("%s: gradient checkpointing raises "
+				    "the peak %.2f -> %.2f", rel,
+				    off.e.per_gpu_peak_gib,
+				    gc.e.per_gpu_peak_gib);
+		}
+		mbs = estimate_of(text, "micro_batch_size: 64", 8, "h100-sxm");
+		if (mbs.e.per_gpu_peak_gib < base.e.per_gpu_peak_gib - 1e-9)
+			fail_msg("%s: micro_batch_size 64 lowers the peak",
+			    rel);
+		if ((strcmp(base.strategy, "deepspeed") == 0 &&
+		    base.zero_stage == 3) || strncmp(base.strategy, "fsdp",
+		    4) == 0) {
+			more = estimate_of(text, NULL, 16, "h100-sxm");
+			if (more.ok && more.e.known &&
+			    more.e.per_gpu_peak_gib > base.e.per_gpu_peak_gib +
+			    1e-9)
+				fail_msg("%s: 16 GPUs raise the peak of 8 "
+				    "(%.2f -> %.2f)", rel,
+				    base.e.per_gpu_peak_gib,
+				    more.e.per_gpu_peak_gib);
+		}
+		full = estimate_of(text, "adapter: null\nload_in_4bit: false\n"
+		    "load_in_8bit: false", 8, "h100-sxm");
+		lora = estimate_of(text, "adapter: lora\nload_in_4bit: false\n"
+		    "load_in_8bit: false\nlora_r: 16\nlora_target_linear: "
+		    "true", 8, "h100-sxm");
+		qlora = estimate_of(text, "adapter: qlora\nload_in_4bit: true\n"
+		    "load_in_8bit: false\nlora_r: 16\nlora_target_linear: "
+		    "true", 8, "h100-sxm");
+		if (!(qlora.e.per_gpu_peak_gib <= lora.e.per_gpu_peak_gib +
+		    1e-9 && lora.e.per_gpu_peak_gib <=
+		    full.e.per_gpu_peak_gib + 1e-9))
+			fail_msg("%s: QLoRA %.2f, LoRA %.2f, full %.2f", rel,
+			    qlora.e.per_gpu_peak_gib, lora.e.per_gpu_peak_gib,
+			    full.e.per_gpu_peak_gib);
+		free(text);
+	}
+	/* Most examples name a catalog model with verified facts. */
+	assert_true(known >= 180);
+}
+
+static int
+load_golden(void **state)
+{
+	(void)state;
+	golden = json_load_file("tests/fixtures/corpus/golden.json", 0, NULL);
+	return golden != NULL ? 0 : -1;
+}
+
+static int
+free_golden(void **state)
+{
+	(void)state;
+	json_decref(golden);
+	return 0;
+}
+
+int
+main(void)
+{
+	static const struct CMUnitTest t[] = {
+		cmocka_unit_test(test_estimate__worked_example_a),
+		cmocka_unit_test(test_estimate__deepspeed_formulas),
+		cmocka_unit_test(test_estimate__properties_over_the_corpus),
+	};
+
+	return cmocka_run_group_tests_name("estimate", t, load_golden,
+	    free_golden);
+}
