@@ -17,6 +17,7 @@
 #include "api/encode.h"
 #include "core/arena.h"
 #include "core/check.h"
+#include "core/estimate.h"
 #include "tests/fixture.h"
 
 static double
@@ -36,7 +37,7 @@ main(int argc, char **argv)
 	char **bufs;
 	size_t *lens;
 	long passes, p;
-	double t0, t_yaml, t_core, t_json = 0, t_text = 0;
+	double t0, t_yaml, t_core, t_json = 0, t_text = 0, t_est = 0;
 	FILE *null = fopen("/dev/null", "w");
 	int i, n;
 
@@ -82,6 +83,13 @@ main(int argc, char **argv)
 			arena_init(&a, (size_t)64 << 20);
 			if (check_run(&r, bufs[i], lens[i], &ctx, &lim, &a,
 			    &e) == 0) {
+				struct estimate est;
+
+				/* The estimate alone, again on the same plan
+				   (issue #8: under 20 us per config). */
+				tj = now();
+				estimate_run(&est, r->doc, r->plan, &r->ctx);
+				t_est += now() - tj;
 				tj = now();
 				encode_report_text(null, r, argv[i + 2], false);
 				t_text += now() - tj;
@@ -92,12 +100,14 @@ main(int argc, char **argv)
 			}
 			arena_fini(&a);
 		}
-	t_core = now() - t0 - t_text - t_json;
+	t_core = now() - t0 - t_text - t_json - t_est;
 	printf("files %d x %ld passes\n", n, passes);
 	printf("libyaml alone      %8.1f ms  %7.1f us/config\n", t_yaml * 1e3,
 	    t_yaml * 1e6 / (double)(n * passes));
 	printf("preflight core     %8.1f ms  %7.1f us/config\n",
 	    t_core * 1e3, t_core * 1e6 / (double)(n * passes));
+	printf("  of which estimate%8.1f ms  %7.1f us/config\n",
+	    t_est * 1e3, t_est * 1e6 / (double)(n * passes));
 	printf("  + text report    %8.1f ms  %7.1f us/config\n",
 	    t_text * 1e3, t_text * 1e6 / (double)(n * passes));
 	printf("  + JSON report    %8.1f ms  %7.1f us/config\n",
