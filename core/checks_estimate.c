@@ -25,13 +25,18 @@ check_estimate_model_unknown(struct rule_ctx *rc)
 	const struct estimate *e = rc->r->estimate;
 	const struct doc_pair *k = model_key(rc);
 
-	if (e == NULL || e->known || k == NULL || k->value->kind != DOC_STR ||
-	    gpu_find(rc->ctx->gpu) == NULL)
+	if (e == NULL || k == NULL || k->value->kind != DOC_STR ||
+	    gpu_find(rc->ctx->gpu) == NULL || (e->known && !e->nominal))
 		return 0;
-	if (e->model != NULL)
+	if (e->model != NULL && e->nominal)
 		return rule_report(rc, k, "the catalog's architecture facts "
-		    "for %.200s are unverified, so its memory is not "
-		    "estimated", e->model->hf_id);
+		    "for %.200s are unverified: the memory estimate assumes a "
+		    "Llama-like shape of its nominal %.1fB parameters and a "
+		    "128k vocabulary", e->model->hf_id,
+		    (double)e->params / 1e9);
+	if (e->model != NULL)
+		return rule_report(rc, k, "the catalog has no size for %.200s, "
+		    "so its memory is not estimated", e->model->hf_id);
 	return rule_report(rc, k, "%.200s is not in the model catalog, so its "
 	    "memory is not estimated", k->value->text);
 }

@@ -4,6 +4,7 @@
  */
 #include "estimate.h"
 
+#include <math.h>
 #include <string.h>
 #include <strings.h>
 
@@ -166,6 +167,38 @@ struct arch {
 	bool tied;
 };
 
+/*
+ * A catalog row with only a nominal size (verification "unverified"):
+ * guess a Llama-like dense shape with that many parameters.  Judgement,
+ * not a published fact: head size 128, h = 128 L (Llama-2/3 and Qwen
+ * widths sit near it), SwiGLU I = 8h/3, N ~ 12 L h^2, and a 128k vocabulary
+ * (the common size of recent models).  The finding says so.
+ */
+static bool
+arch_nominal(struct arch *x, const struct model_def *m)
+{
+	double h;
+
+	if (m == NULL || m->total_params <= 0)
+		return false;
+	x->N = (double)m->total_params;
+	h = cbrt(x->N * 128 / 12);
+	h = h < 512 ? 512 : (double)(long long)(h / 128 + 0.5) * 128;
+	x->h = h;
+	x->L = (double)(long long)(h / 128 + 0.5);
+	x->a = x->akv = h / 128;
+	x->d = 128;
+	x->I = 8 * h / 3;
+	/* Embeddings stay under a third of a small model's parameters. */
+	x->V = 128256;
+	if (2 * x->V * h > x->N / 3)
+		x->V = x->N / 3 / (2 * h);
+	x->E = x->k = 0;
+	x->Ie = x->I;
+	x->tied = false;
+	return true;
+}
+
 static bool
 arch_of(struct arch *x, const struct model_def *m)
 {
@@ -247,8 +280,13 @@ estimate_run(struct estimate *e, const struct doc *d, const struct plan *p,
 	if (e->model != NULL)
 		e->params = e->model->total_params;
 	e->capacity_gib = g != NULL ? g->memory_gib * 0.995 : 0;
-	if (!arch_of(&x, e->model) || g == NULL)
+	if (g == NULL)
 		return;
+	if (!arch_of(&x, e->model)) {
+		if (!arch_nominal(&x, e->model))
+			return;
+		e->nominal = true;
+	}
 	e->known = true;
 
 	/* Section 1: where the parameters are. */
@@ -323,8 +361,12 @@ estimate_run(struct estimate *e, const struct doc *d, const struct plan *p,
 		optim = n_lora * lora_state / (ds || fsdp ? G : 1);
 		/* 3.4: one dequantized matrix; under ZeRO-3 the gathered
 		   16-bit embedding (the largest module) bounds it. */
-		if ((qlora || lin > 0) && !(ds && p->zero_stage == 3))
-			buffers += 2 * x.h * (x.E > 0 ? x.Ie : x.I);
+		if ((qlora || lin > 0) && !(ds && p->zero_stage == 3)) {
+			double mat = x.h * (x.E > 0 ? x.Ie : x.I);
+
+			buffers += 2 * (mat < n_linear / x.L ? mat :
+			    n_linear / x.L);
+		}
 		if (fsdp && on(sub(d, "fsdp_config", "offload_params"))) {
 			cpu += weights + grads + optim;
 			weights = grads = optim = 0;

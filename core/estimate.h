@@ -32,6 +32,8 @@ struct estimate {
 	long long params;		/* total parameters */
 	long long trainable_params;
 	bool known;			/* memory fields are valid */
+	bool nominal;			/* shape guessed from the nominal
+					   size: the catalog row is unverified */
 	double per_gpu_peak_gib;
 	double capacity_gib;
 	bool fits;
