@@ -181,8 +181,22 @@ estimate_json(struct jsonw *w, const struct estimate *e)
 		num_member(w, "cpu_offload_gib", e->cpu_offload_gib, false);
 		jw_lit(w, "}");
 	}
-	jw_lit(w, ",\"throughput\":{\"tokens_per_second\":null,"
-	    "\"step_time_s\":null,\"comm_time_s\":null,\"bound\":null}}");
+	if (!e->known || e->bound == NULL)
+		jw_lit(w, ",\"throughput\":{\"tokens_per_second\":null,"
+		    "\"step_time_s\":null,\"comm_time_s\":null,"
+		    "\"bound\":null}}");
+	else {
+		jw_lit(w, ",\"throughput\":{");
+		num_member(w, "tokens_per_second", e->tokens_per_second,
+		    true);
+		num_member(w, "step_time_s", e->step_time_s, false);
+		num_member(w, "compute_time_s", e->compute_time_s, false);
+		num_member(w, "comm_time_s", e->comm_time_s, false);
+		num_member(w, "comm_gb_per_gpu", e->comm_gb, false);
+		jw_lit(w, ",\"bound\":");
+		jw_str(w, e->bound);
+		jw_lit(w, "}}");
+	}
 }
 
 void

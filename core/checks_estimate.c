@@ -5,10 +5,12 @@
 #include "checks.h"
 
 #include <stddef.h>
+#include <string.h>
 
 #include "estimate.h"
 #include "gpu.h"
 #include "models.h"
+#include "plan.h"
 #include "report.h"
 #include "rules_int.h"
 
@@ -68,4 +70,39 @@ check_memory_headroom(struct rule_ctx *rc)
 	    "leaves %.1f GiB of the %.1f GiB of %s free (under 10%%)",
 	    e->per_gpu_peak_gib, e->capacity_gib - e->per_gpu_peak_gib,
 	    e->capacity_gib, rc->ctx->gpu);
+}
+
+/* perf.comm_bound */
+int
+check_perf_comm_bound(struct rule_ctx *rc)
+{
+	const struct estimate *e = rc->r->estimate;
+	const struct doc_pair *at;
+
+	if (e == NULL || !e->known || e->bound == NULL ||
+	    strcmp(e->bound, "communication") != 0)
+		return 0;
+	at = cfg_first(rc, "deepspeed", "fsdp_config");
+	if (at == NULL)
+		at = cfg_first(rc, "tensor_parallel_size",
+		    "context_parallel_size");
+	return rule_report(rc, at, "each optimizer step moves %.1f GB per GPU "
+	    "over %s: %.2f s of communication against %.2f s of compute",
+	    e->comm_gb, rc->ctx->interconnect != NULL ?
+	    rc->ctx->interconnect : "the interconnect", e->comm_time_s,
+	    e->compute_time_s);
+}
+
+/* perf.tp_across_nodes */
+int
+check_perf_tp_nodes(struct rule_ctx *rc)
+{
+	long long tp = rc->plan->tp;
+
+	if (tp <= 1 || rc->ctx->nodes <= 1 || tp <= rc->ctx->gpus_per_node)
+		return 0;
+	return rule_report(rc, cfg_pair(rc, "tensor_parallel_size"),
+	    "tensor_parallel_size (%lld) is more than the %ld GPUs of one "
+	    "node, so tensor-parallel all-reduces cross nodes", tp,
+	    rc->ctx->gpus_per_node);
 }

@@ -39,6 +39,13 @@ struct estimate {
 	bool fits;
 	struct mem_breakdown breakdown;
 	double cpu_offload_gib;		/* host memory per GPU for offload */
+	/* Throughput (sections 10-11); valid when known. */
+	double tokens_per_second;	/* all GPUs together */
+	double step_time_s;		/* one optimizer step */
+	double compute_time_s;		/* of which compute */
+	double comm_time_s;		/* collective traffic per step */
+	double comm_gb;			/* bytes per GPU per step, GB */
+	const char *bound;		/* "compute" | "communication" */
 	const char *largest_term;	/* name of the largest breakdown term */
 	double largest_gib;		/* and its size */
 };

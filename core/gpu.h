@@ -21,6 +21,11 @@ struct gpu {
 	bool bf16;		/* native bf16 */
 	bool fp8;		/* native fp8 tensor cores */
 	const char *link;	/* intra-node default: "nvlink" | "pcie" */
+	double tflops16;	/* dense bf16 TFLOP/s (fp16 without bf16),
+				   gpus.tsv */
+	double link_gbps;	/* practical intra-node collective bandwidth
+				   per GPU, GB/s each way (estimator.md 11;
+				   judgement within its ranges) */
 };
 
 /* The GPU with this id or alias (case-insensitive), or NULL. Borrowed. */

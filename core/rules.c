@@ -723,6 +723,16 @@ static const struct rule_def rules[] = {
 	  "tensor parallelism on a model with tied embeddings",
 	  "drop tensor_parallel_size for this model",
 	  "docs/rules.md#paralleltp_tied_embeddings", check_parallel_tp_tied },
+	{ "perf.comm_bound", SEV_WARNING,
+	  "collective traffic takes longer than the compute it should hide behind",
+	  "keep sharding inside a node (HSDP: dp_shard_size = GPUs per node), "
+	  "raise gradient_accumulation_steps, or use a faster interconnect",
+	  "docs/rules.md#perfcomm_bound", check_perf_comm_bound },
+	{ "perf.tp_across_nodes", SEV_WARNING,
+	  "tensor parallelism spans nodes: its per-layer all-reduces cross the slow link",
+	  "keep tensor_parallel_size within the GPUs of one node and use data "
+	  "or context parallelism across nodes",
+	  "docs/rules.md#perftp_across_nodes", check_perf_tp_nodes },
 	{ "platform.memory_limits_exclusive", SEV_ERROR,
 	  "max_memory and gpu_memory_limit together",
 	  "keep one of them",

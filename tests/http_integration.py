@@ -113,7 +113,7 @@ def main():
     example_yaml = open(EXAMPLE).read()
     dup_yaml = ("base_model: HuggingFaceTB/SmolLM2-135M\ndatasets:\n  - path: p\n    type: alpaca\n"
                 "micro_batch_size: 1\ngradient_accumulation_steps: 1\n"
-                "sequence_len: 1\nsequence_len: 2\n")
+                "sequence_len: 2048\nsequence_len: 4096\n")
     s = Server("--max-body", "64KiB", "--cors-origin",
                "https://form.example")
     try:

@@ -116,12 +116,47 @@ test_estimate__worked_example_a(void **state)
 	assert_true(fabs(r.e.per_gpu_peak_gib - r.e.breakdown.runtime_gib -
 	    33.9) < 0.05 * 33.9);
 	assert_true(r.e.fits);
+	/* Time: ~5,400 tokens/s per GPU, 1.5 s per micro-step; ZeRO-3
+	   traffic 3 x 7/8 x 2N = 42.2 GB per GPU, ~0.11 s on NVLink. */
+	assert_true(fabs(r.e.tokens_per_second / 8 - 5400) < 0.05 * 5400);
+	assert_true(fabs(r.e.step_time_s - 1.5) < 0.05 * 1.5);
+	assert_true(fabs(r.e.comm_gb - 42.2) < 0.02 * 42.2);
+	assert_true(fabs(r.e.comm_time_s - 0.11) < 0.02);
+	assert_string_equal(r.e.bound, "compute");
 	/* With Cut Cross Entropy the loss term nearly vanishes (0.06). */
 	r = estimate_of(example_a, "deepspeed: deepspeed_configs/"
 	    "zero3_bf16.json\nplugins:\n  - axolotl.integrations."
 	    "cut_cross_entropy.CutCrossEntropyPlugin", 8, "h100-sxm");
 	assert_true(r.ok && r.e.breakdown.logits_gib < 0.1);
 	(void)T;
+}
+
+/* estimator.md section 12.B: Llama-3-70B QLoRA, FSDP, 2 x RTX 4090. */
+static void
+test_estimate__worked_example_b(void **state)
+{
+	char path[512], *text;
+	struct run_est r;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/corpus/axolotl/examples/llama-3/"
+	    "qlora-fsdp-70b.yaml", fixture_shared());
+	text = fixture_read(path, NULL);
+	assert_non_null(text);
+	r = estimate_of(text, NULL, 2, "rtx4090");
+	free(text);
+	assert_true(r.ok && r.e.known);
+	/* Parameter offload effective: the GPU holds the working set,
+	   ~4.2 GiB plus what estimator.md leaves out (dequantised matrix,
+	   runtime); the host holds the base (36.8 / 2 per GPU) + LoRA. */
+	assert_true(r.e.breakdown.weights_gib == 0);
+	assert_true(r.e.per_gpu_peak_gib > 4.2 && r.e.per_gpu_peak_gib < 7);
+	assert_true(fabs(r.e.cpu_offload_gib - (36.8 + 1.54) / 2) < 0.05 *
+	    (36.8 + 1.54) / 2);
+	/* ~160 tokens/s in all (0.42 TFLOP/token at 20% MFU). */
+	assert_true(fabs(r.e.tokens_per_second - 160) < 0.1 * 160);
+	/* 59 GB per micro-step over PCIe; four micro-steps per step. */
+	assert_true(fabs(r.e.comm_gb / 4 - 59) < 0.05 * 59);
 }
 
 /* DeepSpeed's estimate_zero2/3_model_states_mem_needs (section 4.2), on
@@ -295,6 +330,7 @@ main(void)
 {
 	static const struct CMUnitTest t[] = {
 		cmocka_unit_test(test_estimate__worked_example_a),
+		cmocka_unit_test(test_estimate__worked_example_b),
 		cmocka_unit_test(test_estimate__deepspeed_formulas),
 		cmocka_unit_test(test_estimate__properties_over_the_corpus),
 	};

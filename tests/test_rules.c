@@ -103,8 +103,8 @@ run_fixture(const char *path, struct arena *a, char **text)
 	if (*text == NULL)
 		fail_msg("missing fixture %s", path);
 	context_default(&ctx);
-	/* Header comments set the context: # gpus: N, # gpu: ID,
-	   # torch: X.Y (rules that need them). */
+	/* Header comments set the context: # gpus: N, # nodes: N,
+	   # gpu: ID, # torch: X.Y (rules that need them). */
 	{
 		static char gpu[32];
 		const char *p = *text;
@@ -112,6 +112,8 @@ run_fixture(const char *path, struct arena *a, char **text)
 		while (strncmp(p, "# ", 2) == 0) {
 			if (strncmp(p, "# gpus: ", 8) == 0)
 				ctx.gpus = strtol(p + 8, NULL, 10);
+			else if (strncmp(p, "# nodes: ", 9) == 0)
+				ctx.nodes = strtol(p + 9, NULL, 10);
 			else if (strncmp(p, "# gpu: ", 7) == 0 &&
 			    sscanf(p + 7, "%31s", gpu) == 1)
 				ctx.gpu = gpu;
