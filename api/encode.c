@@ -11,6 +11,7 @@
 #include "core/doc.h"
 #include "core/estimate.h"
 #include "core/models.h"
+#include "core/suggest.h"
 #include "core/plan.h"
 
 static void
@@ -224,7 +225,21 @@ encode_report_members(struct jsonw *w, const struct report *r,
 		estimate_json(w, r->estimate);
 	else
 		jw_lit(w, "null");
-	jw_lit(w, ",\"suggestions\":[],\"suppressed\":[");
+	jw_lit(w, ",\"suggestions\":[");
+	for (i = 0; i < r->nsuggestions; i++) {
+		const struct suggestion *sg = &r->suggestions[i];
+
+		jw_lit(w, i > 0 ? ",{\"set\":" : "{\"set\":");
+		jw_lit(w, sg->set_json);
+		num_member(w, "per_gpu_peak_gib", sg->per_gpu_peak_gib,
+		    false);
+		num_member(w, "tokens_per_second", sg->tokens_per_second,
+		    false);
+		jw_lit(w, ",\"why\":");
+		jw_str(w, sg->why);
+		jw_lit(w, "}");
+	}
+	jw_lit(w, "],\"suppressed\":[");
 	for (i = 0; i < r->nsuppressed; i++) {
 		if (i > 0)
 			jw_lit(w, ",");

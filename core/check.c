@@ -8,6 +8,7 @@
 #include "estimate.h"
 #include "plan.h"
 #include "policy.h"
+#include "suggest.h"
 #include "suppress.h"
 #include "rules.h"
 
@@ -76,6 +77,8 @@ check_run(struct report **out, const char *buf, size_t len,
 		rv = config_check(r, d, a);
 	if (rv == 0)
 		rv = rules_run(r, d, &r->ctx, plan, a);
+	if (rv == 0)
+		rv = suggest_run(r, buf, len, &r->ctx, lim, a);
 	if (rv == 0)
 		rv = suppress_apply(r, buf, len, ctx->policy != NULL &&
 		    ctx->policy->forbid_inline_suppression, a);

@@ -17,6 +17,7 @@
 struct arena;
 struct doc;
 struct estimate;
+struct suggestion;
 struct plan;
 struct policy;
 
@@ -68,6 +69,8 @@ struct report {
 	const struct doc *doc;	/* the parsed document; borrowed (arena) */
 	const struct plan *plan;	/* what Axolotl would do (arena) */
 	const struct estimate *estimate;	/* per-GPU memory (arena) */
+	const struct suggestion *suggestions;	/* nsuggestions (arena) */
+	size_t nsuggestions;
 	struct finding *findings;	/* nfindings, sorted */
 	size_t nfindings;
 	struct finding *suppressed;	/* moved by inline comments, sorted;

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "api/encode.h"
 #include "core/arena.h"
 #include "core/check.h"
 #include "core/estimate.h"
@@ -27,6 +28,8 @@
 #include "tests/fixture.h"
 
 #define GIB 1073741824.0
+
+static json_t *golden;
 
 struct run_est {
 	struct estimate e;
@@ -214,9 +217,147 @@ test_estimate__deepspeed_formulas(void **state)
 	assert_true(n >= 12);
 }
 
-/* ---- properties over the corpus ------------------------------------ */
+/* ---- suggestions ------------------------------------------------------ */
 
-static json_t *golden;
+/* A JSON scalar as YAML (strings here never need quoting). */
+static void
+yaml_scalar(char *out, size_t cap, json_t *v)
+{
+	if (json_is_true(v))
+		snprintf(out, cap, "true");
+	else if (json_is_false(v))
+		snprintf(out, cap, "false");
+	else if (json_is_integer(v))
+		snprintf(out, cap, "%lld", (long long)json_integer_value(v));
+	else
+		snprintf(out, cap, "%s", json_string_value(v));
+}
+
+/* The suggestion's "set" written as YAML lines, as a user would. */
+static char *
+set_to_yaml(json_t *set)
+{
+	static char buf[4096];
+	size_t len = 0;
+	const char *key;
+	json_t *v;
+
+	buf[0] = '\0';
+	json_object_foreach(set, key, v) {
+		char sc[512];
+
+		if (json_is_object(v)) {
+			const char *k2;
+			json_t *v2;
+
+			len += (size_t)snprintf(buf + len, sizeof(buf) - len,
+			    "%s:\n", key);
+			json_object_foreach(v, k2, v2) {
+				yaml_scalar(sc, sizeof(sc), v2);
+				len += (size_t)snprintf(buf + len, sizeof(buf) -
+				    len, "  %s: %s\n", k2, sc);
+			}
+		} else if (json_is_array(v)) {
+			size_t i;
+
+			len += (size_t)snprintf(buf + len, sizeof(buf) - len,
+			    "%s:\n", key);
+			for (i = 0; i < json_array_size(v); i++) {
+				yaml_scalar(sc, sizeof(sc), json_array_get(v,
+				    i));
+				len += (size_t)snprintf(buf + len, sizeof(buf) -
+				    len, "  - %s\n", sc);
+			}
+		} else {
+			yaml_scalar(sc, sizeof(sc), v);
+			len += (size_t)snprintf(buf + len, sizeof(buf) - len,
+			    "%s: %s\n", key, sc);
+		}
+		assert_true(len < sizeof(buf));
+	}
+	return buf;
+}
+
+/*
+ * Every suggestion, applied to the config as YAML and checked again, fits
+ * and gives the peak it promised; checked over the corpus on 1 x H100 and
+ * 2 x RTX 4090, where many examples do not fit.
+ */
+static void
+test_estimate__suggestions_really_fit(void **state)
+{
+	static const struct {
+		long gpus;
+		const char *gpu;
+	} ctxs[] = { { 1, "h100-sxm" }, { 2, "rtx4090" } };
+	const char *rel;
+	json_t *v;
+	size_t k, checked = 0;
+
+	(void)state;
+	for (k = 0; k < 2; k++)
+		json_object_foreach(json_object_get(golden, "files"), rel, v) {
+			char path[512], *text;
+			struct context ctx;
+			struct limits lim;
+			struct err e = { 0 };
+			struct arena a;
+			struct report *r;
+			json_t *rep, *sug;
+			size_t i;
+
+			(void)v;
+			snprintf(path, sizeof(path), "%s/corpus/axolotl/%s",
+			    fixture_shared(), rel);
+			text = fixture_read(path, NULL);
+			assert_non_null(text);
+			context_default(&ctx);
+			ctx.gpus = ctxs[k].gpus;
+			ctx.gpu = ctxs[k].gpu;
+			limits_default(&lim);
+			arena_init(&a, (size_t)64 << 20);
+			assert_int_equal(check_run(&r, text, strlen(text), &ctx,
+			    &lim, &a, &e), 0);
+			rep = encode_report_json(r, NULL);
+			assert_non_null(rep);
+			sug = json_object_get(rep, "suggestions");
+			if (json_array_size(sug) > 0 && r->estimate->fits)
+				assert_true(json_array_size(sug) <= 3);
+			for (i = 0; i < json_array_size(sug); i++) {
+				json_t *sg = json_array_get(sug, i);
+				struct run_est after = estimate_of(text,
+				    set_to_yaml(json_object_get(sg, "set")),
+				    ctxs[k].gpus, ctxs[k].gpu);
+				double promised = json_number_value(
+				    json_object_get(sg, "per_gpu_peak_gib"));
+
+				if (!after.ok || !after.e.fits)
+					fail_msg("%s on %ld x %s: suggestion %s "
+					    "does not fit", rel, ctxs[k].gpus,
+					    ctxs[k].gpu, set_to_yaml(
+					    json_object_get(sg, "set")));
+				if (fabs(after.e.per_gpu_peak_gib - promised) >
+				    0.01)
+					fail_msg("%s: promised %.2f, got %.2f",
+					    rel, promised,
+					    after.e.per_gpu_peak_gib);
+				if (i > 0 && json_number_value(json_object_get(
+				    sg, "tokens_per_second")) >
+				    json_number_value(json_object_get(
+				    json_array_get(sug, i - 1),
+				    "tokens_per_second")))
+					fail_msg("%s: suggestions not ordered "
+					    "by speed", rel);
+				checked++;
+			}
+			json_decref(rep);
+			arena_fini(&a);
+			free(text);
+		}
+	assert_true(checked >= 20);
+}
+
+/* ---- properties over the corpus ------------------------------------ */
 
 static void
 check_breakdown(const char *rel, const struct estimate *e)
@@ -333,6 +474,7 @@ main(void)
 		cmocka_unit_test(test_estimate__worked_example_b),
 		cmocka_unit_test(test_estimate__deepspeed_formulas),
 		cmocka_unit_test(test_estimate__properties_over_the_corpus),
+		cmocka_unit_test(test_estimate__suggestions_really_fit),
 	};
 
 	return cmocka_run_group_tests_name("estimate", t, load_golden,

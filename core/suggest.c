@@ -1,0 +1,261 @@
+/*
+ * core/suggest: see suggest.h.  The knobs are estimator.md's levers:
+ * gradient checkpointing, a smaller micro batch with more accumulation
+ * (same global batch), ZeRO-3 or FSDP2 full shard, CPU offload, activation
+ * offloading, Cut Cross Entropy, LoRA/QLoRA, context parallelism for long
+ * sequences; single changes and gradient checkpointing paired with each.
+ */
+#include "suggest.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arena.h"
+#include "doc.h"
+#include "err.h"
+#include "estimate.h"
+#include "plan.h"
+#include "report.h"
+
+struct knob {
+	const char *yaml;	/* lines to append */
+	const char *json;	/* the same as a JSON object's members */
+	const char *why;
+};
+
+static const char cce[] =
+    "axolotl.integrations.cut_cross_entropy.CutCrossEntropyPlugin";
+
+/* Plugins list plus CCE, as YAML and JSON; NULL when a name would need
+   quoting (then the knob is skipped). */
+static bool
+cce_knob(struct knob *k, const struct doc *d, struct arena *a)
+{
+	const struct doc_pair *p = doc_map_get(d->root, "plugins");
+	char *yaml = arena_printf(a, "plugins:\n"), *json = arena_printf(a,
+	    "\"plugins\":[");
+	size_t i, n = 0;
+
+	if (p != NULL && p->value->kind == DOC_SEQ)
+		for (i = 0; i < p->value->n; i++) {
+			const struct doc_node *v = p->value->items[i];
+			const char *c;
+
+			if (v->kind != DOC_STR)
+				return false;
+			if (strstr(v->text, "CutCrossEntropy") != NULL)
+				return false;	/* already on */
+			for (c = v->text; *c != '\0'; c++)
+				if (!((*c >= 'a' && *c <= 'z') ||
+				    (*c >= 'A' && *c <= 'Z') ||
+				    (*c >= '0' && *c <= '9') || *c == '.' ||
+				    *c == '_' || *c == '-'))
+					return false;
+			yaml = arena_printf(a, "%s  - %s\n", yaml, v->text);
+			json = arena_printf(a, "%s%s\"%s\"", json,
+			    n++ > 0 ? "," : "", v->text);
+		}
+	if (yaml == NULL || json == NULL)
+		return false;
+	k->yaml = arena_printf(a, "%s  - %s\n", yaml, cce);
+	k->json = arena_printf(a, "%s%s\"%s\"]", json, n > 0 ? "," : "", cce);
+	k->why = "Cut Cross Entropy never materialises the logits";
+	return k->yaml != NULL && k->json != NULL;
+}
+
+/*
+ * Estimate base with yaml's keys set: parse only the few lines of yaml and
+ * lay its pairs over base's root (replacing keys it sets, which is what
+ * appending them to the file would do).  False if yaml does not parse or
+ * there is no estimate.
+ */
+static bool
+try_knob(struct estimate *out, const struct doc *base, const char *yaml,
+    const struct context *ctx, const struct limits *lim)
+{
+	struct arena t;
+	struct err e = { 0 };
+	struct doc *k, merged;
+	struct doc_node *root;
+	struct plan p;
+	size_t i, n = 0;
+	bool ok = false;
+
+	arena_init(&t, (size_t)4 << 20);
+	if (doc_parse(&k, yaml, strlen(yaml), lim, &t, &e) != 0)
+		goto out;
+	root = ARENA_NEW(&t, struct doc_node, 1);
+	if (root == NULL)
+		goto out;
+	*root = *base->root;
+	root->pairs = ARENA_NEW(&t, struct doc_pair, base->root->n +
+	    k->root->n);
+	if (root->pairs == NULL)
+		goto out;
+	for (i = 0; i < base->root->n; i++) {
+		const struct doc_node *key = base->root->pairs[i].key;
+
+		if (key->kind == DOC_STR && doc_map_get(k->root, key->text) !=
+		    NULL)
+			continue;
+		root->pairs[n++] = base->root->pairs[i];
+	}
+	for (i = 0; i < k->root->n; i++)
+		root->pairs[n++] = k->root->pairs[i];
+	root->n = n;
+	merged = *base;
+	merged.root = root;
+	if (plan_build(&p, &merged, ctx, &t) == 0) {
+		estimate_run(out, &merged, &p, ctx);
+		ok = out->known;
+		out->model = NULL;	/* points into t */
+		out->model_id = NULL;
+		out->largest_term = NULL;
+		out->bound = NULL;
+	}
+out:
+	arena_fini(&t);
+	return ok;
+}
+
+static int
+by_speed(const void *x, const void *y)
+{
+	const struct suggestion *a = x, *b = y;
+
+	if (a->tokens_per_second != b->tokens_per_second)
+		return a->tokens_per_second > b->tokens_per_second ? -1 : 1;
+	return a->per_gpu_peak_gib < b->per_gpu_peak_gib ? -1 :
+	    a->per_gpu_peak_gib > b->per_gpu_peak_gib;
+}
+
+int
+suggest_run(struct report *r, const char *buf, size_t len,
+    const struct context *ctx, const struct limits *lim, struct arena *a)
+{
+	const struct estimate *e = r->estimate;
+	const struct plan *p = r->plan;
+	struct knob k[16];
+	struct suggestion found[48], *out;
+	size_t nk = 0, nf = 0, i, j, want;
+	bool tight, ds = strcmp(p->strategy, "deepspeed") == 0;
+	bool fsdp = strncmp(p->strategy, "fsdp", 4) == 0;
+	bool gc = p->gradient_checkpointing;
+
+	(void)buf;
+	(void)len;
+	if (e == NULL || !e->known)
+		return 0;
+	tight = e->fits && e->per_gpu_peak_gib >= 0.9 * e->capacity_gib;
+	if (e->fits && !tight)
+		return 0;
+	if (!gc)
+		k[nk++] = (struct knob){ "gradient_checkpointing: true\n",
+		    "\"gradient_checkpointing\":true",
+		    "keep one layer's activations instead of all" };
+	if (p->micro_batch_size > 1) {
+		long long m = p->micro_batch_size / 2;
+
+		k[nk].yaml = arena_printf(a, "micro_batch_size: %lld\n"
+		    "gradient_accumulation_steps: %lld\n", m,
+		    p->gradient_accumulation_steps * p->micro_batch_size / m);
+		k[nk].json = arena_printf(a, "\"micro_batch_size\":%lld,"
+		    "\"gradient_accumulation_steps\":%lld", m,
+		    p->gradient_accumulation_steps * p->micro_batch_size / m);
+		k[nk].why = "half the micro batch, twice the accumulation: the "
+		    "same global batch";
+		if (k[nk].yaml != NULL && k[nk].json != NULL)
+			nk++;
+	}
+	if (p->world > 1 && !fsdp && !(ds && p->zero_stage == 3))
+		k[nk++] = (struct knob){ "deepspeed: deepspeed_configs/"
+		    "zero3_bf16.json\n", "\"deepspeed\":\"deepspeed_configs/"
+		    "zero3_bf16.json\"", "ZeRO-3 shards weights, gradients and "
+		    "optimizer states over the GPUs" };
+	if (p->world > 1 && !ds && !fsdp)
+		k[nk++] = (struct knob){ "fsdp_version: 2\nfsdp_config:\n"
+		    "  reshard_after_forward: true\n  state_dict_type: "
+		    "FULL_STATE_DICT\n", "\"fsdp_version\":2,\"fsdp_config\":"
+		    "{\"reshard_after_forward\":true,\"state_dict_type\":"
+		    "\"FULL_STATE_DICT\"}", "FSDP2 full shard splits the model "
+		    "states over the GPUs" };
+	if (ds && !(p->ds_offload_optimizer && p->ds_offload_param))
+		k[nk++] = (struct knob){ "deepspeed: deepspeed_configs/"
+		    "zero3_bf16_cpuoffload_all.json\n", "\"deepspeed\":"
+		    "\"deepspeed_configs/zero3_bf16_cpuoffload_all.json\"",
+		    "ZeRO-3 with parameters and optimizer in host memory" };
+	if (p->activation_offloading == NULL)
+		k[nk++] = (struct knob){ "activation_offloading: true\n",
+		    "\"activation_offloading\":true", "saved activations go "
+		    "to host memory" };
+	if (cce_knob(&k[nk], r->doc, a))
+		nk++;
+	if (p->adapter == NULL)
+		k[nk++] = (struct knob){ "adapter: lora\nlora_r: 16\n"
+		    "lora_alpha: 32\nlora_target_linear: true\n",
+		    "\"adapter\":\"lora\",\"lora_r\":16,\"lora_alpha\":32,"
+		    "\"lora_target_linear\":true", "train LoRA adapters on a "
+		    "frozen 16-bit base" };
+	if (p->adapter == NULL || strcmp(p->adapter, "qlora") != 0)
+		k[nk++] = (struct knob){ "adapter: qlora\nload_in_4bit: true\n"
+		    "load_in_8bit: false\nlora_r: 16\nlora_alpha: 32\n"
+		    "lora_target_linear: true\n", "\"adapter\":\"qlora\","
+		    "\"load_in_4bit\":true,\"load_in_8bit\":false,\"lora_r\":16,"
+		    "\"lora_alpha\":32,\"lora_target_linear\":true",
+		    "QLoRA keeps the frozen base in 4 bits" };
+	if (p->sequence_len >= 16384 && p->world >= 2 && p->cp <= 1 &&
+	    p->world % 2 == 0)
+		k[nk++] = (struct knob){ "context_parallel_size: 2\n"
+		    "attn_implementation: flash_attention_2\n",
+		    "\"context_parallel_size\":2,\"attn_implementation\":"
+		    "\"flash_attention_2\"", "context parallelism splits each "
+		    "sequence over two GPUs" };
+
+	/* Singles, then gradient checkpointing paired with each. */
+	for (i = 0; i < nk; i++)
+		for (j = 0; j < 2 && nf < sizeof(found) / sizeof(found[0]);
+		    j++) {
+			struct estimate est;
+			const char *yaml = k[i].yaml, *json = k[i].json;
+			const char *why = k[i].why;
+
+			if (j == 1) {
+				if (gc || i == 0)
+					continue;
+				yaml = arena_printf(a, "%s%s", k[0].yaml,
+				    k[i].yaml);
+				json = arena_printf(a, "%s,%s", k[0].json,
+				    k[i].json);
+				why = arena_printf(a, "gradient checkpointing, "
+				    "and %s", k[i].why);
+				if (yaml == NULL || json == NULL || why == NULL)
+					return ERR_NOMEM;
+			}
+			if (!try_knob(&est, r->doc, yaml, ctx, lim) ||
+			    !est.fits ||
+			    est.per_gpu_peak_gib >= e->per_gpu_peak_gib)
+				continue;
+			if (e->fits && est.per_gpu_peak_gib >= 0.9 *
+			    est.capacity_gib)
+				continue;
+			found[nf].set_json = arena_printf(a, "{%s}", json);
+			found[nf].why = why;
+			found[nf].per_gpu_peak_gib = est.per_gpu_peak_gib;
+			found[nf].tokens_per_second = est.tokens_per_second;
+			if (found[nf].set_json == NULL)
+				return ERR_NOMEM;
+			nf++;
+		}
+	qsort(found, nf, sizeof(found[0]), by_speed);
+	want = e->fits ? 3 : SUGGEST_MAX;
+	if (nf > want)
+		nf = want;
+	out = ARENA_NEW(a, struct suggestion, nf > 0 ? nf : 1);
+	if (out == NULL)
+		return ERR_NOMEM;
+	memcpy(out, found, nf * sizeof(*out));
+	r->suggestions = out;
+	r->nsuggestions = nf;
+	return 0;
+}

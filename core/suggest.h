@@ -1,0 +1,35 @@
+/*
+ * core/suggest: when a run does not fit (or fits with under 10% free),
+ * try single and paired knob changes on the config and keep the ones the
+ * estimator says fit, fastest first (issue #8).  Each change is applied
+ * as if its YAML lines were appended to the config (the keys it sets
+ * replace the config's, as the last of duplicate keys does in PyYAML),
+ * then re-planned and re-estimated.
+ */
+#ifndef CORE_SUGGEST_H
+#define CORE_SUGGEST_H
+
+#include <stddef.h>
+
+struct arena;
+struct context;
+struct limits;
+struct report;
+
+#define SUGGEST_MAX 5
+
+struct suggestion {
+	const char *set_json;	/* the keys to set, a JSON object */
+	const char *why;	/* plain words */
+	double per_gpu_peak_gib;
+	double tokens_per_second;
+};
+
+/*
+ * Fill r's suggestions for the config buf.  Only runs when r's estimate
+ * is known and tight.  0, or ERR_NOMEM.
+ */
+int suggest_run(struct report *r, const char *buf, size_t len,
+    const struct context *ctx, const struct limits *lim, struct arena *a);
+
+#endif /* CORE_SUGGEST_H */
