@@ -40,7 +40,7 @@ MIGRATIONS = $(sort $(wildcard migrations/[0-9][0-9][0-9][0-9]_*.sql))
 TESTS      = $(patsubst tests/%.c,%,$(wildcard tests/test_*.c))
 TEST_BINS  = $(addprefix $(B)/tests/,$(TESTS))
 
-.PHONY: all deps test run-tests lint clean run docs bench
+.PHONY: all deps test run-tests lint clean run docs bench fuzz
 .SECONDARY:
 
 all: deps
@@ -180,3 +180,23 @@ clean:
 	rm -rf build
 
 -include $(shell find build -name '*.d' 2>/dev/null)
+
+# libFuzzer on the whole check (tests/fuzz/fuzz_check.c) with ASan and
+# UBSan; seeds are the Axolotl examples and the rule fixtures.  Crashes
+# land in build/fuzz/ as crash-*; each becomes a regression test.
+FUZZ_SECONDS ?= 60
+FUZZ_SRC = tests/fuzz/fuzz_check.c $(CORE_SRC) api/encode.c api/jsonw.c
+fuzz: build/gen/tables.c
+	@mkdir -p build/fuzz/corpus
+	clang -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -g -O1 \
+	    -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	    -I. -Ibuild/gen $(PKG_CFLAGS) -o build/fuzz/fuzz_check \
+	    $(FUZZ_SRC) build/gen/tables.c $(PKG_LIBS) -lm
+	@awk -F'\t' '$$1 !~ /^#/ && $$1 != "key" { print "\"" $$1 ":\"" }' \
+	    core/data/axolotl-keys.tsv > build/fuzz/keys.dict
+	@for f in $(CORPUS) tests/fixtures/rules/*.yaml; do \
+	    { printf '\001'; cat $$f; } > build/fuzz/corpus/$$(echo $$f | md5sum | cut -c1-16); done
+	build/fuzz/fuzz_check -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
+	    -timeout=10 -rss_limit_mb=2048 -artifact_prefix=build/fuzz/ \
+	    -dict=build/fuzz/keys.dict build/fuzz/corpus 2>&1 | tail -20
+
