@@ -5,6 +5,7 @@
  */
 #include "api/api_int.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,6 +143,22 @@ decode_context(struct context *c, json_t *j, struct api_resp *resp)
 				c->nodes = (long)n;
 			else
 				c->gpus = (long)n;
+		} else if (strcmp(key, "gpu_memory_gib") == 0 ||
+		    strcmp(key, "host_memory_gib") == 0) {
+			double g = json_number_value(v);
+
+			if (!json_is_number(v) || !(g >= 0.1 && g <= 1048576))
+				return bad_field(resp, "context.%s must be a "
+				    "number of GiB from 0.1 to 1048576", key);
+			if (key[0] == 'g')
+				c->gpu_memory_gib = g;
+			else
+				c->host_memory_gib = g;
+		} else if (strcmp(key, "dataset_tokens") == 0) {
+			if (!json_is_integer(v) || json_integer_value(v) < 1)
+				return bad_field(resp, "context.%s must be a "
+				    "positive integer", key);
+			c->dataset_tokens = (long long)json_integer_value(v);
 		} else if (strcmp(key, "torch") == 0) {
 			if (!json_is_string(v) || context_parse_torch(&c->torch,
 			    json_string_value(v)) != 0)
@@ -160,7 +177,8 @@ decode_context(struct context *c, json_t *j, struct api_resp *resp)
 			api_problem(resp, 422, "invalid-field",
 			    "Unprocessable request", NULL,
 			    "unknown context field '%.64s'; known: gpus, "
-			    "nodes, gpu, interconnect, torch", key);
+			    "nodes, gpu, interconnect, torch, gpu_memory_gib, "
+			    "host_memory_gib, dataset_tokens", key);
 			return -1;
 		}
 	}
@@ -290,6 +308,22 @@ decode_json_body(struct submission *s, const struct api_req *req,
 	    resp);
 }
 
+/* A GiB amount from a query string: 0.1 to 1048576. */
+static int
+api_parse_gib(double *out, const char *s)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno != 0 || end == s || *end != '\0' || !(v >= 0.1 &&
+	    v <= 1048576))
+		return -1;
+	*out = v;
+	return 0;
+}
+
 static int
 decode_yaml_body(struct submission *s, const struct api_req *req,
     const struct query *q, struct api_resp *resp)
@@ -316,6 +350,25 @@ decode_yaml_body(struct submission *s, const struct api_req *req,
 		s->ctx.gpu = v;
 	if ((v = query_get(q, "interconnect")) != NULL)
 		s->ctx.interconnect = v;
+	if ((v = query_get(q, "gpu_memory_gib")) != NULL &&
+	    api_parse_gib(&s->ctx.gpu_memory_gib, v) != 0)
+		return bad_field(resp, "%s must be a number of GiB from 0.1 to "
+		    "1048576", "gpu_memory_gib");
+	if ((v = query_get(q, "host_memory_gib")) != NULL &&
+	    api_parse_gib(&s->ctx.host_memory_gib, v) != 0)
+		return bad_field(resp, "%s must be a number of GiB from 0.1 to "
+		    "1048576", "host_memory_gib");
+	if ((v = query_get(q, "dataset_tokens")) != NULL) {
+		long long t;
+		char *end;
+
+		errno = 0;
+		t = strtoll(v, &end, 10);
+		if (errno != 0 || end == v || *end != '\0' || t < 1)
+			return bad_field(resp, "%s must be a positive integer",
+			    "dataset_tokens");
+		s->ctx.dataset_tokens = t;
+	}
 	if ((v = query_get(q, "torch")) != NULL &&
 	    context_parse_torch(&s->ctx.torch, v) != 0)
 		return bad_field(resp, "torch must be a version like %s",
@@ -345,7 +398,7 @@ decode_submission(struct submission *s, const struct api_req *req,
 	bool ci = kind == SUB_CI, allow_dry_run = kind == SUB_CHECK;
 	static const char *const yaml_q[] = { "dry_run", "gpus",
 	    "world_size", "nodes", "gpu", "interconnect", "name", "torch",
-	    NULL };
+	    "gpu_memory_gib", "host_memory_gib", "dataset_tokens", NULL };
 	char mt[64];
 	struct err e = { 0 };
 

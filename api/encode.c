@@ -15,6 +15,15 @@
 #include "core/plan.h"
 
 static void
+num_member(struct jsonw *w, const char *key, double v, bool first)
+{
+	if (!first)
+		jw_lit(w, ",");
+	jw_key(w, key);
+	jw_num2(w, v);
+}
+
+static void
 context_json(struct jsonw *w, const struct context *c)
 {
 	jw_lit(w, "{\"gpus\":");
@@ -27,6 +36,14 @@ context_json(struct jsonw *w, const struct context *c)
 	jw_str(w, c->gpu);
 	jw_lit(w, ",\"interconnect\":");
 	jw_str(w, c->interconnect);
+	if (c->gpu_memory_gib > 0)
+		num_member(w, "gpu_memory_gib", c->gpu_memory_gib, false);
+	if (c->host_memory_gib > 0)
+		num_member(w, "host_memory_gib", c->host_memory_gib, false);
+	if (c->dataset_tokens > 0) {
+		jw_lit(w, ",\"dataset_tokens\":");
+		jw_int(w, c->dataset_tokens);
+	}
 	if (c->torch > 0) {
 		char v[16];
 
@@ -129,15 +146,6 @@ plan_json(struct jsonw *w, const struct plan *p)
 	jw_lit(w, "}");
 }
 
-static void
-num_member(struct jsonw *w, const char *key, double v, bool first)
-{
-	if (!first)
-		jw_lit(w, ",");
-	jw_key(w, key);
-	jw_num2(w, v);
-}
-
 /* DESIGN.md "estimate"; memory fields are null for an unknown model. */
 static void
 estimate_json(struct jsonw *w, const struct estimate *e)
@@ -194,6 +202,11 @@ estimate_json(struct jsonw *w, const struct estimate *e)
 		num_member(w, "compute_time_s", e->compute_time_s, false);
 		num_member(w, "comm_time_s", e->comm_time_s, false);
 		num_member(w, "comm_gb_per_gpu", e->comm_gb, false);
+		if (e->epoch_time_s > 0) {
+			num_member(w, "epoch_time_s", e->epoch_time_s, false);
+			num_member(w, "gpu_hours_per_epoch",
+			    e->gpu_hours_per_epoch, false);
+		}
 		jw_lit(w, ",\"bound\":");
 		jw_str(w, e->bound);
 		jw_lit(w, "}}");

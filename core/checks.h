@@ -149,6 +149,7 @@ int check_fsdp_empty(struct rule_ctx *rc);
 int check_estimate_model_unknown(struct rule_ctx *rc);
 int check_memory_exceeds(struct rule_ctx *rc);
 int check_memory_headroom(struct rule_ctx *rc);
+int check_memory_host(struct rule_ctx *rc);
 int check_perf_comm_bound(struct rule_ctx *rc);
 int check_perf_tp_nodes(struct rule_ctx *rc);
 int check_fsdp_final_toplevel(struct rule_ctx *rc);

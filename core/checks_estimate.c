@@ -106,3 +106,21 @@ check_perf_tp_nodes(struct rule_ctx *rc)
 	    "node, so tensor-parallel all-reduces cross nodes", tp,
 	    rc->ctx->gpus_per_node);
 }
+
+/* memory.cpu_offload_exceeds_host (with --host-memory-gib) */
+int
+check_memory_host(struct rule_ctx *rc)
+{
+	const struct estimate *e = rc->r->estimate;
+	double need;
+
+	if (e == NULL || !e->known || rc->ctx->host_memory_gib <= 0)
+		return 0;
+	need = e->cpu_offload_gib * (double)rc->ctx->gpus_per_node;
+	if (need <= rc->ctx->host_memory_gib)
+		return 0;
+	return rule_report(rc, cfg_first(rc, "deepspeed", "fsdp_config"),
+	    "the %ld GPUs of a node offload %.1f GiB to host memory, more "
+	    "than its %.1f GiB", rc->ctx->gpus_per_node, need,
+	    rc->ctx->host_memory_gib);
+}

@@ -46,6 +46,8 @@ struct estimate {
 	double comm_time_s;		/* collective traffic per step */
 	double comm_gb;			/* bytes per GPU per step, GB */
 	const char *bound;		/* "compute" | "communication" */
+	double epoch_time_s;		/* with context dataset_tokens */
+	double gpu_hours_per_epoch;
 	const char *largest_term;	/* name of the largest breakdown term */
 	double largest_gib;		/* and its size */
 };

@@ -56,6 +56,9 @@ struct context {
 	const char *ds_config;	/* DeepSpeed JSON the caller read for a
 				   path preflight cannot open, or NULL */
 	size_t ds_config_len;
+	double gpu_memory_gib;	/* capacity override, GiB; 0: the catalog's */
+	double host_memory_gib;	/* host RAM per node, GiB; 0: unknown */
+	long long dataset_tokens;	/* tokens per epoch; 0: unknown */
 	int torch;		/* torch version as major*1000 + minor*10 +
 				   patch (2.11 is 2110, 2.5.1 is 2051);
 				   0: the default, 2.11 */

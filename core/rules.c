@@ -532,6 +532,11 @@ static const struct rule_def rules[] = {
 	  "LoRA kernels with trust_remote_code",
 	  "remove the lora_*_kernel flags",
 	  "docs/rules.md#lora_kernelstrust_remote_code", check_lora_kernels_remote },
+	{ "memory.cpu_offload_exceeds_host", SEV_WARNING,
+	  "what the run offloads to host memory exceeds the node's RAM",
+	  "offload less (optimizer only, not parameters), use more nodes, or "
+	  "shard over more GPUs",
+	  "docs/rules.md#memorycpu_offload_exceeds_host", check_memory_host },
 	{ "memory.exceeds_capacity", SEV_ERROR,
 	  "the estimated per-GPU peak memory exceeds the GPU's memory",
 	  "shard the model (ZeRO-3 or FSDP), use LoRA or QLoRA, turn on "

@@ -119,6 +119,72 @@ out:
 	return ok;
 }
 
+/* Do two knobs set the same top-level key (LoRA and QLoRA, ZeRO-3 and
+   its offload preset)?  Then they are alternatives, not a pair. */
+static const char *
+next_line(const char *p)
+{
+	const char *nl = strchr(p, '\n');
+
+	return nl != NULL ? nl + 1 : p + strlen(p);
+}
+
+static bool
+clash(const char *ya, const char *yb)
+{
+	const char *p, *q;
+
+	for (p = ya; *p != '\0'; p = next_line(p)) {
+		size_t n = strcspn(p, ":\n");
+
+		if (*p == ' ')
+			continue;
+		for (q = yb; *q != '\0'; q = next_line(q))
+			if (*q != ' ' && strncmp(p, q, n) == 0 && q[n] == ':')
+				return true;
+	}
+	return false;
+}
+
+/* Try knobs idx[0..n) together; keep the result when it fits. */
+static int
+try_combo(struct suggestion *found, size_t *nf, const struct knob *k,
+    const size_t *idx, size_t n, const struct report *r,
+    const struct estimate *e, const struct context *ctx,
+    const struct limits *lim, struct arena *a)
+{
+	const char *yaml = k[idx[0]].yaml, *json = k[idx[0]].json;
+	const char *why = k[idx[0]].why;
+	struct estimate est;
+	size_t i, j;
+
+	if (*nf >= 48)
+		return 0;
+	for (i = 1; i < n; i++) {
+		for (j = 0; j < i; j++)
+			if (clash(k[idx[j]].yaml, k[idx[i]].yaml))
+				return 0;
+		yaml = arena_printf(a, "%s%s", yaml, k[idx[i]].yaml);
+		json = arena_printf(a, "%s,%s", json, k[idx[i]].json);
+		why = arena_printf(a, "%s; and %s", why, k[idx[i]].why);
+		if (yaml == NULL || json == NULL || why == NULL)
+			return ERR_NOMEM;
+	}
+	if (!try_knob(&est, r->doc, yaml, ctx, lim) || !est.fits ||
+	    est.per_gpu_peak_gib >= e->per_gpu_peak_gib)
+		return 0;
+	if (e->fits && est.per_gpu_peak_gib >= 0.9 * est.capacity_gib)
+		return 0;
+	found[*nf].set_json = arena_printf(a, "{%s}", json);
+	found[*nf].why = why;
+	found[*nf].per_gpu_peak_gib = est.per_gpu_peak_gib;
+	found[*nf].tokens_per_second = est.tokens_per_second;
+	if (found[*nf].set_json == NULL)
+		return ERR_NOMEM;
+	(*nf)++;
+	return 0;
+}
+
 static int
 by_speed(const void *x, const void *y)
 {
@@ -138,7 +204,8 @@ suggest_run(struct report *r, const char *buf, size_t len,
 	const struct plan *p = r->plan;
 	struct knob k[16];
 	struct suggestion found[48], *out;
-	size_t nk = 0, nf = 0, i, j, want;
+	size_t nk = 0, nf = 0, i, j, l, size, want;
+	int rv;
 	bool tight, ds = strcmp(p->strategy, "deepspeed") == 0;
 	bool fsdp = strncmp(p->strategy, "fsdp", 4) == 0;
 	bool gc = p->gradient_checkpointing;
@@ -212,40 +279,34 @@ suggest_run(struct report *r, const char *buf, size_t len,
 		    "\"flash_attention_2\"", "context parallelism splits each "
 		    "sequence over two GPUs" };
 
-	/* Singles, then gradient checkpointing paired with each. */
-	for (i = 0; i < nk; i++)
-		for (j = 0; j < 2 && nf < sizeof(found) / sizeof(found[0]);
-		    j++) {
-			struct estimate est;
-			const char *yaml = k[i].yaml, *json = k[i].json;
-			const char *why = k[i].why;
+	/* Singles; if none fits, pairs; if none fits, triples (each try is
+	   a merge and a re-estimate, ~10 us). */
+	for (size = 1; size <= 3 && nf == 0; size++)
+		for (i = 0; i < nk; i++) {
+			size_t idx[3];
 
-			if (j == 1) {
-				if (gc || i == 0)
-					continue;
-				yaml = arena_printf(a, "%s%s", k[0].yaml,
-				    k[i].yaml);
-				json = arena_printf(a, "%s,%s", k[0].json,
-				    k[i].json);
-				why = arena_printf(a, "gradient checkpointing, "
-				    "and %s", k[i].why);
-				if (yaml == NULL || json == NULL || why == NULL)
-					return ERR_NOMEM;
+			idx[0] = i;
+			if (size == 1) {
+				if ((rv = try_combo(found, &nf, k, idx, 1, r, e,
+				    ctx, lim, a)) != 0)
+					return rv;
+				continue;
 			}
-			if (!try_knob(&est, r->doc, yaml, ctx, lim) ||
-			    !est.fits ||
-			    est.per_gpu_peak_gib >= e->per_gpu_peak_gib)
-				continue;
-			if (e->fits && est.per_gpu_peak_gib >= 0.9 *
-			    est.capacity_gib)
-				continue;
-			found[nf].set_json = arena_printf(a, "{%s}", json);
-			found[nf].why = why;
-			found[nf].per_gpu_peak_gib = est.per_gpu_peak_gib;
-			found[nf].tokens_per_second = est.tokens_per_second;
-			if (found[nf].set_json == NULL)
-				return ERR_NOMEM;
-			nf++;
+			for (j = i + 1; j < nk; j++) {
+				idx[1] = j;
+				if (size == 2) {
+					if ((rv = try_combo(found, &nf, k, idx,
+					    2, r, e, ctx, lim, a)) != 0)
+						return rv;
+					continue;
+				}
+				for (l = j + 1; l < nk; l++) {
+					idx[2] = l;
+					if ((rv = try_combo(found, &nf, k, idx,
+					    3, r, e, ctx, lim, a)) != 0)
+						return rv;
+				}
+			}
 		}
 	qsort(found, nf, sizeof(found[0]), by_speed);
 	want = e->fits ? 3 : SUGGEST_MAX;

@@ -64,7 +64,28 @@ usage(FILE *out)
 	    "                       [--format text|json|sarif|github|gitlab]"
 	    "\n"
 	    "                       [--torch X.Y] [--policy FILE] "
-	    "[--deepspeed-config FILE]\n");
+	    "[--deepspeed-config FILE]\n"
+	    "                       [--gpu-memory-gib X] [--host-memory-gib X] "
+	    "[--dataset-tokens N]\n");
+}
+
+/* A memory size in GiB: a number from 0.1 to 1048576. */
+static int
+parse_gib(double *out, const char *flag, const char *s)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno != 0 || end == s || *end != '\0' || !(v >= 0.1 &&
+	    v <= 1048576)) {
+		fprintf(stderr, "preflight: error: %s must be a number of GiB "
+		    "from 0.1 to 1048576, got '%s'\n", flag, s);
+		return -1;
+	}
+	*out = v;
+	return 0;
 }
 
 static int
@@ -303,6 +324,9 @@ check_main(int argc, char **argv, struct cli_opts *op)
 		{ "torch", required_argument, NULL, 't' },
 		{ "policy", required_argument, NULL, 'p' },
 		{ "deepspeed-config", required_argument, NULL, 'd' },
+		{ "gpu-memory-gib", required_argument, NULL, 'M' },
+		{ "host-memory-gib", required_argument, NULL, 'H' },
+		{ "dataset-tokens", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -327,6 +351,32 @@ check_main(int argc, char **argv, struct cli_opts *op)
 			if (parse_long(&op->ctx.nodes, "--nodes", optarg) != 0)
 				return 2;
 			break;
+		case 'M':
+			if (parse_gib(&op->ctx.gpu_memory_gib,
+			    "--gpu-memory-gib", optarg) != 0)
+				return 2;
+			break;
+		case 'H':
+			if (parse_gib(&op->ctx.host_memory_gib,
+			    "--host-memory-gib", optarg) != 0)
+				return 2;
+			break;
+		case 'T': {
+			char *end;
+			long long t;
+
+			errno = 0;
+			t = strtoll(optarg, &end, 10);
+			if (errno != 0 || end == optarg || *end != '\0' ||
+			    t < 1) {
+				fprintf(stderr, "preflight: error: "
+				    "--dataset-tokens must be a positive "
+				    "integer, got '%s'\n", optarg);
+				return 2;
+			}
+			op->ctx.dataset_tokens = t;
+			break;
+		}
 		case 'G':
 			op->ctx.gpu = optarg;
 			break;

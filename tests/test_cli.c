@@ -3,6 +3,7 @@
  * outside: exit codes, stdout and stderr as DESIGN.md's CLI contract says.
  */
 #include <dirent.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -172,6 +173,48 @@ test_cli__text_is_compiler_style(void **state)
 	fixture_run_free(&r);
 }
 
+/* --gpu-memory-gib, --host-memory-gib and --dataset-tokens reach the
+   estimate: a 16 GiB card cannot hold what fits an H100, and the epoch
+   time is the dataset over the throughput. */
+static void
+test_cli__estimate_context_flags(void **state)
+{
+	char path[256];
+	struct run r;
+	json_t *j, *est, *tp;
+
+	(void)state;
+	assert_int_equal(fixture_write_tmp(path, sizeof(path), dup_yaml,
+	    sizeof(dup_yaml) - 1), 0);
+	arg_reset();
+	arg("check");
+	arg(path);
+	arg("--format");
+	arg("json");
+	arg("--gpu-memory-gib");
+	arg("16");
+	arg("--dataset-tokens");
+	arg("100000000");
+	run(&r, NULL);
+	unlink(path);
+	assert_int_equal(r.status, 1);
+	j = json_loads(r.out, 0, NULL);
+	assert_non_null(j);
+	est = json_object_get(j, "estimate");
+	assert_true(json_number_value(json_object_get(json_object_get(est,
+	    "memory"), "capacity_gib")) == 16.0);
+	assert_true(json_is_false(json_object_get(json_object_get(est,
+	    "memory"), "fits")));
+	tp = json_object_get(est, "throughput");
+	assert_true(fabs(json_number_value(json_object_get(tp,
+	    "epoch_time_s")) - 1e8 / json_number_value(json_object_get(tp,
+	    "tokens_per_second"))) < 0.01 * json_number_value(
+	    json_object_get(tp, "epoch_time_s")));
+	assert_true(json_array_size(json_object_get(j, "suggestions")) > 0);
+	json_decref(j);
+	fixture_run_free(&r);
+}
+
 static void
 test_cli__stdin_dash_reads_standard_input(void **state)
 {
@@ -242,6 +285,12 @@ static const struct bad_call bad_calls[] = {
 	  "--format must be" },
 	{ "bad_interconnect", { "check", "-", "--interconnect", "smoke" },
 	  "interconnect must be" },
+	{ "gpu_memory_not_number", { "check", "-", "--gpu-memory-gib",
+	  "lots" }, "--gpu-memory-gib must be a number of GiB" },
+	{ "host_memory_negative", { "check", "-", "--host-memory-gib",
+	  "-4" }, "--host-memory-gib must be a number of GiB" },
+	{ "dataset_tokens_zero", { "check", "-", "--dataset-tokens", "0" },
+	  "--dataset-tokens must be a positive integer" },
 	{ "no_file", { "check" }, "no config given" },
 	{ "unknown_command", { "launch" }, "unknown command 'launch'" },
 };
@@ -327,6 +376,7 @@ main(void)
 		    test_cli__all_corpus_configs_give_a_json_array),
 		cmocka_unit_test(test_cli__text_is_compiler_style),
 		cmocka_unit_test(test_cli__stdin_dash_reads_standard_input),
+		cmocka_unit_test(test_cli__estimate_context_flags),
 		cmocka_unit_test(test_cli__version_names_the_axolotl_commit),
 		cmocka_unit_test(test_cli__exit_code_is_the_worst_of_all_files),
 	};

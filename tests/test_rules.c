@@ -104,7 +104,8 @@ run_fixture(const char *path, struct arena *a, char **text)
 		fail_msg("missing fixture %s", path);
 	context_default(&ctx);
 	/* Header comments set the context: # gpus: N, # nodes: N,
-	   # gpu: ID, # torch: X.Y (rules that need them). */
+	   # gpu: ID, # torch: X.Y, # host-memory-gib: X (rules that need
+	   them). */
 	{
 		static char gpu[32];
 		const char *p = *text;
@@ -114,6 +115,8 @@ run_fixture(const char *path, struct arena *a, char **text)
 				ctx.gpus = strtol(p + 8, NULL, 10);
 			else if (strncmp(p, "# nodes: ", 9) == 0)
 				ctx.nodes = strtol(p + 9, NULL, 10);
+			else if (strncmp(p, "# host-memory-gib: ", 19) == 0)
+				ctx.host_memory_gib = strtod(p + 19, NULL);
 			else if (strncmp(p, "# gpu: ", 7) == 0 &&
 			    sscanf(p + 7, "%31s", gpu) == 1)
 				ctx.gpu = gpu;
