@@ -99,8 +99,8 @@ targeted(const struct doc *d, const char *name)
 		return true;
 	if (t == NULL || t->kind == DOC_NULL)
 		return true;	/* nothing given: count all (upper bound) */
-	if (t->kind == DOC_STR)
-		return strstr(t->text, name) != NULL;
+	if (t->kind == DOC_STR)	/* a regex: assume it takes them all */
+		return true;
 	for (i = 0; t->kind == DOC_SEQ && i < t->n; i++)
 		if (t->items[i]->kind == DOC_STR &&
 		    strcmp(t->items[i]->text, name) == 0)
@@ -434,8 +434,11 @@ estimate_run(struct estimate *e, const struct doc *d, const struct plan *p,
 
 	/* Section 3.1: LoRA parameters per layer. */
 	if (lora) {
-		double per = 0, mlp_in = x.E > 0 ? x.E : 1, Im = x.E > 0 ?
-		    x.Ie : x.I;
+		/* With lora_target_parameters naming the fused experts,
+		   module targets reach only the dense or shared MLP. */
+		bool fused = get(d, "lora_target_parameters") != NULL;
+		double per = 0, mlp_in = x.E > 0 && !fused ? x.E : 1;
+		double Im = x.E > 0 && !fused ? x.Ie : x.I;
 
 		r = num(get(d, "lora_r"), 8);
 		if (targeted(d, "q_proj"))
@@ -452,6 +455,24 @@ estimate_run(struct estimate *e, const struct doc *d, const struct plan *p,
 			per += mlp_in * (x.h + Im);
 		if (targeted(d, "down_proj"))
 			per += mlp_in * (Im + x.h);
+		/* Section 3.1: lora_target_parameters puts LoRA on fused
+		   3-D expert tensors, E x r x (d_in + d_out) each. */
+		if (x.E > 0) {
+			const struct doc_node *tps = get(d,
+			    "lora_target_parameters");
+			size_t q;
+
+			for (q = 0; tps != NULL && tps->kind == DOC_SEQ &&
+			    q < tps->n; q++) {
+				const char *t = tps->items[q]->kind ==
+				    DOC_STR ? tps->items[q]->text : "";
+
+				if (strstr(t, "gate_up_proj") != NULL)
+					per += x.E * (x.h + 2 * x.Ie);
+				else if (strstr(t, "down_proj") != NULL)
+					per += x.E * (x.Ie + x.h);
+			}
+		}
 		n_lora = x.L * r * per;
 	}
 	e->trainable_params = (long long)(lora ? n_lora : x.N);
