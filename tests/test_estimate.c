@@ -221,7 +221,8 @@ test_estimate__deepspeed_formulas(void **state)
  * Figures published next to Axolotl's own examples: Llama-4 Scout QLoRA
  * runs on one H100 at 519 tokens/s (examples/llama-4/README.md:23, cited
  * by estimator.md 10; the config says up to 8k tokens fit); the gemma4
- * 26B-A4B bnb LoRA example states ~21 GiB on one GPU.  Memory within the
+ * 26B-A4B bnb LoRA example states ~21 GiB on one GPU, and ~24 GiB for its
+ * NVFP4 sibling.  Memory within the
  * 15% the estimate is judged by.
  */
 static void
@@ -249,6 +250,15 @@ test_estimate__published_figures(void **state)
 	free(text);
 	assert_true(r.ok && r.e.known);
 	assert_true(fabs(r.e.per_gpu_peak_gib - 21) < 0.15 * 21);
+	/* The same comment: the NVFP4 checkpoint's recipe takes ~24 GiB. */
+	snprintf(path, sizeof(path), "%s/corpus/axolotl/examples/gemma4/"
+	    "26b-a4b-moe-nvfp4-lora.yaml", fixture_shared());
+	text = fixture_read(path, NULL);
+	assert_non_null(text);
+	r = estimate_of(text, NULL, 1, "h100-sxm");
+	free(text);
+	assert_true(r.ok && r.e.known);
+	assert_true(fabs(r.e.per_gpu_peak_gib - 24) < 0.15 * 24);
 }
 
 /* ---- suggestions ------------------------------------------------------ */
