@@ -147,6 +147,9 @@ bench: all
 	@$(MAKE) --no-print-directory build/bench/core_bench build/tests/test_hostile
 	@echo "== core: every example config, 10 passes"
 	@build/bench/core_bench 10 $(CORPUS)
+	@echo "== CLI cold start"
+	@python3 tests/bench/cold_start.py build/preflight \
+	    $(SHARED)/corpus/axolotl/examples/llama-3/qlora-fsdp-70b.yaml
 	@echo "== hostile inputs through the release binary, 100 ms each"
 	@PREFLIGHT_BIN=build/preflight HOSTILE_MAX_MS=100 SHARED_DIR=$(SHARED) \
 	    build/tests/test_hostile | grep -E ' ms |PASSED|FAILED'

@@ -148,10 +148,10 @@ clash(const char *ya, const char *yb)
 
 /* Try knobs idx[0..n) together; keep the result when it fits. */
 static int
-try_combo(struct suggestion *found, size_t *nf, const struct knob *k,
-    const size_t *idx, size_t n, const struct report *r,
-    const struct estimate *e, const struct context *ctx,
-    const struct limits *lim, struct arena *a)
+try_combo(struct suggestion *found, size_t *nf, double *lowest,
+    const struct knob *k, const size_t *idx, size_t n,
+    const struct report *r, const struct estimate *e,
+    const struct context *ctx, const struct limits *lim, struct arena *a)
 {
 	const char *yaml = k[idx[0]].yaml, *json = k[idx[0]].json;
 	const char *why = k[idx[0]].why;
@@ -170,8 +170,11 @@ try_combo(struct suggestion *found, size_t *nf, const struct knob *k,
 		if (yaml == NULL || json == NULL || why == NULL)
 			return ERR_NOMEM;
 	}
-	if (!try_knob(&est, r->doc, yaml, ctx, lim) || !est.fits ||
-	    est.per_gpu_peak_gib >= e->per_gpu_peak_gib)
+	if (!try_knob(&est, r->doc, yaml, ctx, lim))
+		return 0;
+	if (est.per_gpu_peak_gib < *lowest)
+		*lowest = est.per_gpu_peak_gib;
+	if (!est.fits || est.per_gpu_peak_gib >= e->per_gpu_peak_gib)
 		return 0;
 	if (e->fits && est.per_gpu_peak_gib >= 0.9 * est.capacity_gib)
 		return 0;
@@ -204,7 +207,9 @@ suggest_run(struct report *r, const char *buf, size_t len,
 	const struct plan *p = r->plan;
 	struct knob k[16];
 	struct suggestion found[48], *out;
-	size_t nk = 0, nf = 0, i, j, l, size, want;
+	size_t nk = 0, nf = 0, i, size, want;
+	unsigned mask;
+	double lowest = e != NULL ? e->per_gpu_peak_gib : 0;
 	int rv;
 	bool tight, ds = strcmp(p->strategy, "deepspeed") == 0;
 	bool fsdp = strncmp(p->strategy, "fsdp", 4) == 0;
@@ -280,33 +285,26 @@ suggest_run(struct report *r, const char *buf, size_t len,
 		    "sequence over two GPUs" };
 
 	/* Singles; if none fits, pairs; if none fits, triples (each try is
-	   a merge and a re-estimate, ~10 us). */
-	for (size = 1; size <= 3 && nf == 0; size++)
-		for (i = 0; i < nk; i++) {
-			size_t idx[3];
+	   a merge and a re-estimate, ~10 us).  A level is tried only while
+	   the best so far is within reach: one more knob rarely takes off
+	   more than half the peak. */
+	for (size = 1; size <= 3 && nf == 0 && (size == 1 ||
+	    lowest < 2 * e->capacity_gib); size++)
+		for (mask = 1; mask < 1u << nk; mask++) {
+			size_t idx[3], n = 0;
 
-			idx[0] = i;
-			if (size == 1) {
-				if ((rv = try_combo(found, &nf, k, idx, 1, r, e,
-				    ctx, lim, a)) != 0)
-					return rv;
+			for (i = 0; i < nk; i++)
+				if ((mask & 1u << i) != 0) {
+					if (n < 3)
+						idx[n] = i;
+					n++;
+				}
+			if (n != size)
 				continue;
-			}
-			for (j = i + 1; j < nk; j++) {
-				idx[1] = j;
-				if (size == 2) {
-					if ((rv = try_combo(found, &nf, k, idx,
-					    2, r, e, ctx, lim, a)) != 0)
-						return rv;
-					continue;
-				}
-				for (l = j + 1; l < nk; l++) {
-					idx[2] = l;
-					if ((rv = try_combo(found, &nf, k, idx,
-					    3, r, e, ctx, lim, a)) != 0)
-						return rv;
-				}
-			}
+			rv = try_combo(found, &nf, &lowest, k, idx, n, r, e,
+			    ctx, lim, a);
+			if (rv != 0)
+				return rv;
 		}
 	qsort(found, nf, sizeof(found[0]), by_speed);
 	want = e->fits ? 3 : SUGGEST_MAX;
