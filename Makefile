@@ -107,7 +107,7 @@ $(B)/tests/%.o: tests/%.c
 $(B)/tests/test_%: $(B)/tests/test_%.o $(B)/tests/fixture.o $(LIB_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(TEST_LIBS)
 
-SANFLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all \
+SANFLAGS = -fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all \
 	   -fno-omit-frame-pointer
 
 # pkg-config runs when make reads this file, so everything built after

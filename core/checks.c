@@ -128,7 +128,9 @@ node_int(const struct doc_node *v, long long *out)
 		*out = v->i;
 		return true;
 	}
-	if (v->kind == DOC_FLOAT && v->f == (double)(long long)v->f) {
+	/* In range first: converting a larger float is undefined. */
+	if (v->kind == DOC_FLOAT && v->f >= -9.2e18 && v->f <= 9.2e18 &&
+	    v->f == (double)(long long)v->f) {
 		*out = (long long)v->f;
 		return true;
 	}

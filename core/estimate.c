@@ -445,6 +445,8 @@ estimate_run(struct estimate *e, const struct doc *d, const struct plan *p,
 		double Im = x.E > 0 && !fused ? x.Ie : x.I;
 
 		r = num(get(d, "lora_r"), 8);
+		if (!(r >= 1 && r <= 65536))	/* also NaN */
+			r = 8;
 		if (targeted(d, "q_proj"))
 			per += x.h + hq;
 		if (targeted(d, "k_proj"))
@@ -479,7 +481,8 @@ estimate_run(struct estimate *e, const struct doc *d, const struct plan *p,
 		}
 		n_lora = x.L * r * per;
 	}
-	e->trainable_params = (long long)(lora ? n_lora : x.N);
+	e->trainable_params = (lora ? n_lora : x.N) < 9e18 ?
+	    (long long)(lora ? n_lora : x.N) : 0;
 
 	if (lora) {
 		/* Section 3.2-3.3: frozen base, fp32 adapters. */

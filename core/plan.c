@@ -6,6 +6,7 @@
  */
 #include "plan.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -45,6 +46,22 @@ on(const struct doc_node *m, const char *key)
 	return doc_truthy(get(m, key));
 }
 
+/* a x b, saturated at LLONG_MAX (both are >= 0 here). */
+static long long
+mul_sat(long long a, long long b)
+{
+	long long r;
+
+	return __builtin_mul_overflow(a, b, &r) ? LLONG_MAX : r;
+}
+
+static long long
+clamp31(long long v)
+{
+	return v > 2147483647LL ? 2147483647LL : v < -2147483647LL ?
+	    -2147483647LL : v;
+}
+
 static long long
 num(const struct doc_node *m, const char *key, long long def)
 {
@@ -52,7 +69,9 @@ num(const struct doc_node *m, const char *key, long long def)
 
 	if (v != NULL && v->kind == DOC_INT && !v->big)
 		return v->i;
-	if (v != NULL && v->kind == DOC_FLOAT && v->f == (double)(long long)v->f)
+	/* In range first: converting a larger float is undefined. */
+	if (v != NULL && v->kind == DOC_FLOAT && v->f >= -9.2e18 &&
+	    v->f <= 9.2e18 && v->f == (double)(long long)v->f)
 		return (long long)v->f;
 	return def;
 }
@@ -311,27 +330,30 @@ plan_build(struct plan *p, const struct doc *d, const struct context *ctx,
 	p->sample_packing = on(root, "sample_packing");
 	p->optimizer = str(root, "optimizer") != NULL ?
 	    str(root, "optimizer") : "adamw_torch_fused";
-	/* Batch arithmetic (rules.md 2.2) on model-phase values. */
-	mbs = num(root, "micro_batch_size", 1);
+	/* Batch arithmetic (rules.md 2.2) on model-phase values, each held
+	   under 2^31 so the products below and in the rules cannot
+	   overflow (no real run comes near). */
+	mbs = clamp31(num(root, "micro_batch_size", 1));
 	if (mbs < 1)
 		mbs = 1;
 	gas = get(root, "gradient_accumulation_steps") == NULL ? 1 :
-	    num(root, "gradient_accumulation_steps", 0);
-	bs = num(root, "batch_size", 0);
+	    clamp31(num(root, "gradient_accumulation_steps", 0));
+	bs = clamp31(num(root, "batch_size", 0));
 	if (gas <= 0)
 		gas = bs > 0 ? bs / mbs : 1;
 	if (gas < 1)
 		gas = 1;
 	if (bs <= 0)
-		bs = mbs * gas;
+		bs = clamp31(mbs * gas);
 	p->micro_batch_size = mbs;
 	p->gradient_accumulation_steps = gas;
 	p->batch_size = bs;
 	ddp = ddpv != NULL && ddpv->kind == DOC_BOOL ? ddpv->b : p->world != 1;
 	p->global_batch_size = bs;
 	if (p->world != 1 && (fsdp || ddp))
-		p->global_batch_size = bs * ((p->world / p->cp) / p->tp);
-	p->sequence_len = num(root, "sequence_len", 512);
-	p->tokens_per_step = p->global_batch_size * p->sequence_len;
+		p->global_batch_size = mul_sat(bs, (p->world / p->cp) /
+		    p->tp);
+	p->sequence_len = clamp31(num(root, "sequence_len", 512));
+	p->tokens_per_step = mul_sat(p->global_batch_size, p->sequence_len);
 	return 0;
 }
