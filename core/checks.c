@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "arena.h"
+#include "plan.h"
 #include "rules_int.h"
 
 /* ---- helpers -------------------------------------------------------- */
@@ -260,22 +261,14 @@ fsdp_version(const struct rule_ctx *rc)
 const char *
 attn_backend(const struct rule_ctx *rc)
 {
-	static const char *const legacy[][2] = {
-		{ "xformers_attention", "xformers" },
-		{ "sage_attention", "sage" },
-		{ "flex_attention", "flex_attention" },
-		{ "flash_attention", "flash_attention_2" },
-		{ "sdp_attention", "sdpa" },
-		{ "eager_attention", "eager" },
-	};
 	const char *impl = cfg_str(rc, "attn_implementation");
 	size_t i;
 
 	if (impl != NULL)
 		return impl;
-	for (i = 0; i < sizeof(legacy) / sizeof(legacy[0]); i++)
-		if (cfg_on(rc, legacy[i][0]))
-			return legacy[i][1];
+	for (i = 0; i < plan_legacy_attn_len; i++)
+		if (cfg_on(rc, plan_legacy_attn[i].flag))
+			return plan_legacy_attn[i].impl;
 	return NULL;
 }
 

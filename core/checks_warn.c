@@ -375,24 +375,16 @@ check_packing_buffer_renamed(struct rule_ctx *rc)
 int
 check_attn_legacy_renamed(struct rule_ctx *rc)
 {
-	static const char *const flags[][2] = {
-		{ "xformers_attention", "xformers" },
-		{ "sage_attention", "sage" },
-		{ "flex_attention", "flex_attention" },
-		{ "flash_attention", "flash_attention_2" },
-		{ "sdp_attention", "sdpa" },
-		{ "eager_attention", "eager" },
-	};
 	size_t i;
 
 	if (cfg_set(rc, "attn_implementation"))
 		return 0;
-	for (i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
-		if (cfg_on(rc, flags[i][0]))
-			return rule_report(rc, cfg_pair(rc, flags[i][0]), "%s is a "
-			    "legacy flag; Axolotl reads it as "
-			    "attn_implementation: %s", flags[i][0],
-			    flags[i][1]);
+	for (i = 0; i < plan_legacy_attn_len; i++)
+		if (cfg_on(rc, plan_legacy_attn[i].flag))
+			return rule_report(rc, cfg_pair(rc,
+			    plan_legacy_attn[i].flag), "%s is a legacy flag; "
+			    "Axolotl reads it as attn_implementation: %s",
+			    plan_legacy_attn[i].flag, plan_legacy_attn[i].impl);
 	return 0;
 }
 

@@ -238,25 +238,28 @@ precision(const struct doc_node *root, const struct gpu *g)
 	return "fp32";
 }
 
+const struct legacy_attn plan_legacy_attn[] = {
+	{ "xformers_attention", "xformers" },
+	{ "sage_attention", "sage" },
+	{ "flex_attention", "flex_attention" },
+	{ "flash_attention", "flash_attention_2" },
+	{ "sdp_attention", "sdpa" },
+	{ "eager_attention", "eager" },
+};
+const size_t plan_legacy_attn_len = sizeof(plan_legacy_attn) /
+    sizeof(plan_legacy_attn[0]);
+
 static const char *
 attention(const struct doc_node *root)
 {
-	static const char *const legacy[][2] = {
-		{ "xformers_attention", "xformers" },
-		{ "sage_attention", "sage" },
-		{ "flex_attention", "flex_attention" },
-		{ "flash_attention", "flash_attention_2" },
-		{ "sdp_attention", "sdpa" },
-		{ "eager_attention", "eager" },
-	};
 	const char *impl = str(root, "attn_implementation");
 	size_t i;
 
 	if (impl != NULL)
 		return impl;
-	for (i = 0; i < sizeof(legacy) / sizeof(legacy[0]); i++)
-		if (on(root, legacy[i][0]))
-			return legacy[i][1];
+	for (i = 0; i < plan_legacy_attn_len; i++)
+		if (on(root, plan_legacy_attn[i].flag))
+			return plan_legacy_attn[i].impl;
 	return "sdpa";
 }
 

@@ -33,6 +33,16 @@ enum ds_source {
 	DS_UNREADABLE		/* a path preflight cannot open */
 };
 
+/* Axolotl's legacy attention flags and the attn_implementation each
+   stands for (rules.md 2.3), in the order Axolotl checks them. */
+struct legacy_attn {
+	const char *flag;	/* "flash_attention" */
+	const char *impl;	/* "flash_attention_2" */
+};
+
+extern const struct legacy_attn plan_legacy_attn[];
+extern const size_t plan_legacy_attn_len;
+
 struct plan {
 	const char *strategy;	/* single|ddp|deepspeed|fsdp1|fsdp2 */
 	int zero_stage;		/* 1-3 under DeepSpeed; 0 unknown/none */
