@@ -5,6 +5,7 @@
  */
 #include "checks.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -136,6 +137,16 @@ node_int(const struct doc_node *v, long long *out)
 		return true;
 	}
 	return false;
+}
+
+long long
+mul_sat(long long a, long long b)
+{
+	long long r;
+
+	if (__builtin_mul_overflow(a, b, &r))
+		return (a < 0) != (b < 0) ? LLONG_MIN : LLONG_MAX;
+	return r;
 }
 
 long long

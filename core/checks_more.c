@@ -75,9 +75,9 @@ grpo_numbers(const struct rule_ctx *rc, long long *g, long long *n)
 	if (gb != NULL && gb->value->kind == DOC_INT)
 		*g = gb->value->i;
 	else
-		*g = (cfg_on(rc, "micro_batch_size") ?
-		    cfg_int(rc, "micro_batch_size", 1) : 1) *
-		    (cfg_on(rc, "gradient_accumulation_steps") ?
+		*g = mul_sat(cfg_on(rc, "micro_batch_size") ?
+		    cfg_int(rc, "micro_batch_size", 1) : 1,
+		    cfg_on(rc, "gradient_accumulation_steps") ?
 		    cfg_int(rc, "gradient_accumulation_steps", 1) : 1);
 	return true;
 }
@@ -104,11 +104,12 @@ check_batch_grpo_world(struct rule_ctx *rc)
 {
 	long long g, n, w = rc->ctx->gpus;
 
-	if (!grpo_numbers(rc, &g, &n) || n < 2 || w <= 1 || g >= n * w)
+	if (!grpo_numbers(rc, &g, &n) || n < 2 || w <= 1 ||
+	    g >= mul_sat(n, w))
 		return 0;
 	return rule_report(rc, cfg_pair(rc, "trl"), "on %lld GPUs GRPO needs "
 	    "a generation batch of at least num_generations x GPUs = %lld, "
-	    "got %lld", w, n * w, g);
+	    "got %lld", w, mul_sat(n, w), g);
 }
 
 /* packing.eval_table_size_conflict */

@@ -51,7 +51,7 @@ check_parallel_nd_product(struct rule_ctx *rc)
 	/* cp alone not dividing W is cp.world_divisibility's. */
 	if (p->cp > 1 && (W % p->cp != 0 || W < p->cp))
 		return 0;
-	prod = R * S * p->tp * p->cp * E;
+	prod = mul_sat(mul_sat(mul_sat(mul_sat(R, S), p->tp), p->cp), E);
 	snprintf(dims, sizeof(dims), "dp_replicate_size (%lld) x "
 	    "dp_shard_size (%lld) x tensor_parallel_size (%lld) x "
 	    "context_parallel_size (%lld)%s = %lld", R, S, p->tp, p->cp,
@@ -113,7 +113,8 @@ check_ep_product(struct rule_ctx *rc)
 {
 	const struct plan *p = rc->plan;
 	long long ss = explicit_size(rc, "dp_shard_size");
-	long long prod = p->ep * (ss > 0 ? ss : 1) * p->tp * p->cp;
+	long long prod = mul_sat(mul_sat(mul_sat(p->ep, ss > 0 ? ss : 1),
+	    p->tp), p->cp);
 
 	if (p->ep <= 1 || p->world % p->ep != 0 || prod == p->world ||
 	    !ep_plugin(rc))
@@ -232,14 +233,14 @@ check_ds_hardcoded(struct rule_ctx *rc)
 		    "but Axolotl derives %lld", v,
 		    p->gradient_accumulation_steps);
 	if (ds_number(p->ds_map, "train_batch_size", &v) &&
-	    v != p->world * p->micro_batch_size *
-	    p->gradient_accumulation_steps)
+	    v != mul_sat(mul_sat(p->world, p->micro_batch_size),
+	    p->gradient_accumulation_steps))
 		return rule_report(rc, cfg_pair(rc, "deepspeed"), "the "
 		    "DeepSpeed config sets train_batch_size %lld, but %lld GPUs "
 		    "x micro_batch_size %lld x gradient_accumulation_steps %lld "
 		    "= %lld", v, p->world, p->micro_batch_size,
-		    p->gradient_accumulation_steps, p->world *
-		    p->micro_batch_size * p->gradient_accumulation_steps);
+		    p->gradient_accumulation_steps, mul_sat(mul_sat(p->world,
+		    p->micro_batch_size), p->gradient_accumulation_steps));
 	return 0;
 }
 

@@ -6,7 +6,6 @@
  */
 #include "plan.h"
 
-#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -44,15 +43,6 @@ static bool
 on(const struct doc_node *m, const char *key)
 {
 	return doc_truthy(get(m, key));
-}
-
-/* a x b, saturated at LLONG_MAX (both are >= 0 here). */
-static long long
-mul_sat(long long a, long long b)
-{
-	long long r;
-
-	return __builtin_mul_overflow(a, b, &r) ? LLONG_MAX : r;
 }
 
 static long long

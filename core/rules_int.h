@@ -58,6 +58,10 @@ long long cfg_int(const struct rule_ctx *rc, const char *key,
 /* The string value of key equals want. */
 bool cfg_is(const struct rule_ctx *rc, const char *key, const char *want);
 
+/* a x b, saturated at LLONG_MIN/LLONG_MAX: config numbers are arbitrary,
+   and a product of them must not overflow. */
+long long mul_sat(long long a, long long b);
+
 /* key is written as true / false (a bool, not a truthy value). */
 bool cfg_true(const struct rule_ctx *rc, const char *key);
 bool cfg_false(const struct rule_ctx *rc, const char *key);
