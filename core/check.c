@@ -78,7 +78,7 @@ check_run(struct report **out, const char *buf, size_t len,
 	if (rv == 0)
 		rv = rules_run(r, d, &r->ctx, plan, a);
 	if (rv == 0)
-		rv = suggest_run(r, buf, len, &r->ctx, lim, a);
+		rv = suggest_run(r, &r->ctx, lim, a);
 	if (rv == 0)
 		rv = suppress_apply(r, buf, len, ctx->policy != NULL &&
 		    ctx->policy->forbid_inline_suppression, a);

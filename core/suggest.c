@@ -200,8 +200,8 @@ by_speed(const void *x, const void *y)
 }
 
 int
-suggest_run(struct report *r, const char *buf, size_t len,
-    const struct context *ctx, const struct limits *lim, struct arena *a)
+suggest_run(struct report *r, const struct context *ctx,
+    const struct limits *lim, struct arena *a)
 {
 	const struct estimate *e = r->estimate;
 	const struct plan *p = r->plan;
@@ -215,8 +215,6 @@ suggest_run(struct report *r, const char *buf, size_t len,
 	bool fsdp = strncmp(p->strategy, "fsdp", 4) == 0;
 	bool gc = p->gradient_checkpointing;
 
-	(void)buf;
-	(void)len;
 	if (e == NULL || !e->known)
 		return 0;
 	tight = e->fits && e->per_gpu_peak_gib >= 0.9 * e->capacity_gib;

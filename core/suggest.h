@@ -26,10 +26,10 @@ struct suggestion {
 };
 
 /*
- * Fill r's suggestions for the config buf.  Only runs when r's estimate
- * is known and tight.  0, or ERR_NOMEM.
+ * Fill r's suggestions (r's document, plan and estimate are read).  Only
+ * runs when the estimate is known and tight.  0, or ERR_NOMEM.
  */
-int suggest_run(struct report *r, const char *buf, size_t len,
-    const struct context *ctx, const struct limits *lim, struct arena *a);
+int suggest_run(struct report *r, const struct context *ctx,
+    const struct limits *lim, struct arena *a);
 
 #endif /* CORE_SUGGEST_H */
