@@ -66,31 +66,6 @@ first_of_sizes(const struct rule_ctx *rc)
 	return NULL;
 }
 
-bool
-doc_truthy(const struct doc_node *v)
-{
-	if (v == NULL)
-		return false;
-	switch (v->kind) {
-	case DOC_NULL:
-		return false;
-	case DOC_BOOL:
-		return v->b;
-	case DOC_INT:
-		return v->i != 0 || v->big;
-	case DOC_FLOAT:
-		return v->f != 0.0;
-	case DOC_STR:
-		return v->len > 0;
-	case DOC_SEQ:
-	case DOC_MAP:
-		return v->n > 0;
-	case DOC_TIMESTAMP:
-		return true;
-	}
-	return true;
-}
-
 const struct doc_pair *
 cfg_pair(const struct rule_ctx *rc, const char *key)
 {
@@ -219,30 +194,14 @@ bool
 cfg_plugin(const struct rule_ctx *rc, const char *needle)
 {
 	const struct doc_pair *pl = cfg_pair(rc, "plugins");
-	size_t i;
 
-	for (i = 0; pl != NULL && pl->value->kind == DOC_SEQ &&
-	    i < pl->value->n; i++)
-		if (pl->value->items[i]->kind == DOC_STR &&
-		    strstr(pl->value->items[i]->text, needle) != NULL)
-			return true;
-	return false;
+	return pl != NULL && doc_seq_has(pl->value, needle);
 }
 
 const struct doc_pair *
 fsdp_pair(const struct rule_ctx *rc, const char *key)
 {
-	const struct doc_pair *f = cfg_pair(rc, "fsdp_config");
-	const struct doc_pair *p;
-	char prefixed[96];
-
-	if (f == NULL || f->value->kind != DOC_MAP)
-		return NULL;
-	p = doc_map_get(f->value, key);
-	if (p != NULL)
-		return p;
-	snprintf(prefixed, sizeof(prefixed), "fsdp_%s", key);
-	return doc_map_get(f->value, prefixed);
+	return plan_fsdp_get(rc->root, key);
 }
 
 int

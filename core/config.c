@@ -92,29 +92,6 @@ config_suggest(const char *key)
 }
 
 /* Python truthiness, as Axolotl's raw validators test a value. */
-static bool
-truthy(const struct doc_node *v)
-{
-	switch (v->kind) {
-	case DOC_NULL:
-		return false;
-	case DOC_BOOL:
-		return v->b;
-	case DOC_INT:
-		return v->i != 0 || v->big;
-	case DOC_FLOAT:
-		return v->f != 0.0;
-	case DOC_STR:
-		return v->len > 0;
-	case DOC_SEQ:
-	case DOC_MAP:
-		return v->n > 0;
-	case DOC_TIMESTAMP:
-		return true;
-	}
-	return true;
-}
-
 /*
  * Removed and renamed keys (rules.md section 5.22).  `truthy`: the rule
  * needs a truthy value, else any value; `unless`: not when that key is
@@ -198,7 +175,7 @@ removed_key(struct report *r, const struct doc_node *root,
 	const struct rule_def *rd = rules_find(rm->rule);
 	const struct doc_pair *u;
 
-	if (rm->truthy && !truthy(p->value))
+	if (rm->truthy && !doc_truthy(p->value))
 		return 0;
 	if (rm->unless != NULL) {
 		u = doc_map_get(root, rm->unless);
@@ -220,7 +197,7 @@ fsdp2_bnb(struct report *r, const struct doc_node *root, struct arena *a)
 	const struct doc_node *v = ver != NULL ? ver->value : NULL;
 
 	if (opt == NULL || opt->value->kind != DOC_STR || cfg == NULL ||
-	    !truthy(cfg->value))
+	    !doc_truthy(cfg->value))
 		return 0;
 	if (strcmp(opt->value->text, "adamw_8bit") != 0 &&
 	    strcmp(opt->value->text, "adamw_bnb_8bit") != 0)
@@ -256,8 +233,8 @@ datasets_required(struct report *r, const struct doc_node *root,
 	const struct doc_pair *ds = doc_map_get(root, "datasets");
 	const struct doc_pair *pt = doc_map_get(root, "pretraining_dataset");
 
-	if ((ds != NULL && truthy(ds->value)) ||
-	    (pt != NULL && truthy(pt->value)))
+	if ((ds != NULL && doc_truthy(ds->value)) ||
+	    (pt != NULL && doc_truthy(pt->value)))
 		return 0;
 	if (ds != NULL)
 		return report_add(r, a, rd->id, rd->severity, "datasets",

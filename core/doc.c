@@ -1002,6 +1002,51 @@ doc_map_get(const struct doc_node *map, const char *key)
 	return NULL;
 }
 
+const struct doc_node *
+doc_map_value(const struct doc_node *map, const char *key)
+{
+	const struct doc_pair *p = doc_map_get(map, key);
+
+	return p != NULL ? p->value : NULL;
+}
+
+bool
+doc_truthy(const struct doc_node *v)
+{
+	if (v == NULL)
+		return false;
+	switch (v->kind) {
+	case DOC_NULL:
+		return false;
+	case DOC_BOOL:
+		return v->b;
+	case DOC_INT:
+		return v->i != 0 || v->big;
+	case DOC_FLOAT:
+		return v->f != 0.0;
+	case DOC_STR:
+		return v->len > 0;
+	case DOC_SEQ:
+	case DOC_MAP:
+		return v->n > 0;
+	case DOC_TIMESTAMP:
+		return true;
+	}
+	return true;
+}
+
+bool
+doc_seq_has(const struct doc_node *seq, const char *needle)
+{
+	size_t i;
+
+	for (i = 0; seq != NULL && seq->kind == DOC_SEQ && i < seq->n; i++)
+		if (seq->items[i]->kind == DOC_STR &&
+		    strstr(seq->items[i]->text, needle) != NULL)
+			return true;
+	return false;
+}
+
 const char *
 doc_kind_name(enum doc_kind k)
 {

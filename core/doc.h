@@ -110,6 +110,17 @@ int doc_parse(struct doc **out, const char *buf, size_t len,
     const struct limits *lim, struct arena *a, struct err *e);
 
 /* The pair whose key is the string key in map, or NULL.  Borrowed. */
+/* The value of key in map (NULL when absent or map is not a mapping). */
+const struct doc_node *doc_map_value(const struct doc_node *map,
+    const char *key);
+
+/* Python's truth value of v, which is what `if cfg.key:` in Axolotl
+   sees; NULL (a missing key) is false. */
+bool doc_truthy(const struct doc_node *v);
+
+/* Whether seq is a list with a string item containing needle. */
+bool doc_seq_has(const struct doc_node *seq, const char *needle);
+
 const struct doc_pair *doc_map_get(const struct doc_node *map,
     const char *key);
 

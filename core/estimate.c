@@ -18,31 +18,6 @@
 
 /* ---- reading the config -------------------------------------------- */
 
-static const struct doc_node *
-get(const struct doc *d, const char *key)
-{
-	const struct doc_pair *p = doc_map_get(d->root, key);
-
-	return p != NULL ? p->value : NULL;
-}
-
-static bool
-on(const struct doc_node *v)
-{
-	if (v == NULL)
-		return false;
-	switch (v->kind) {
-	case DOC_BOOL:
-		return v->b;
-	case DOC_INT:
-		return v->i != 0;
-	case DOC_STR:
-		return v->len > 0 && strcasecmp(v->text, "false") != 0;
-	default:
-		return false;
-	}
-}
-
 static double
 num(const struct doc_node *v, double dflt)
 {
@@ -53,49 +28,14 @@ num(const struct doc_node *v, double dflt)
 	return dflt;
 }
 
-static const struct doc_node *
-sub(const struct doc *d, const char *key, const char *inner)
-{
-	const struct doc_node *m = get(d, key);
-	const struct doc_pair *p;
-
-	if (m == NULL || m->kind != DOC_MAP)
-		return NULL;
-	p = doc_map_get(m, inner);
-	if (p == NULL) {
-		/* fsdp_config keys may carry the old fsdp_ prefix. */
-		char pre[64];
-
-		if (strlen(inner) + 6 > sizeof(pre))
-			return NULL;
-		memcpy(pre, "fsdp_", 5);
-		memcpy(pre + 5, inner, strlen(inner) + 1);
-		p = doc_map_get(m, pre);
-	}
-	return p != NULL ? p->value : NULL;
-}
-
-static bool
-plugin_listed(const struct doc *d, const char *needle)
-{
-	const struct doc_node *p = get(d, "plugins");
-	size_t i;
-
-	for (i = 0; p != NULL && p->kind == DOC_SEQ && i < p->n; i++)
-		if (p->items[i]->kind == DOC_STR &&
-		    strstr(p->items[i]->text, needle) != NULL)
-			return true;
-	return false;
-}
-
 /* Is module name targeted by LoRA (lora_target_linear or the list)? */
 static bool
 targeted(const struct doc *d, const char *name)
 {
-	const struct doc_node *t = get(d, "lora_target_modules");
+	const struct doc_node *t = doc_map_value(d->root, "lora_target_modules");
 	size_t i;
 
-	if (on(get(d, "lora_target_linear")))
+	if (doc_truthy(doc_map_value(d->root, "lora_target_linear")))
 		return true;
 	if (t == NULL || t->kind == DOC_NULL)
 		return true;	/* nothing given: count all (upper bound) */
@@ -106,6 +46,15 @@ targeted(const struct doc *d, const char *name)
 		    strcmp(t->items[i]->text, name) == 0)
 			return true;
 	return false;
+}
+
+/* fsdp_config.<key> (either spelling), or NULL. */
+static const struct doc_node *
+fsdp_value(const struct doc *d, const char *key)
+{
+	const struct doc_pair *p = plan_fsdp_get(d->root, key);
+
+	return p != NULL ? p->value : NULL;
 }
 
 /* ---- section 2.2: optimizer state bytes per trainable parameter ------ */
@@ -289,7 +238,6 @@ throughput(struct estimate *e, const struct doc *d, const struct plan *p,
 	bool gc = p->gradient_checkpointing;
 	bool across;
 
-	(void)d;
 	if (g->tflops16 <= 0)
 		return;
 	if (e->model != NULL && e->model->active_params > 0)
@@ -331,13 +279,11 @@ throughput(struct estimate *e, const struct doc *d, const struct plan *p,
 		else if (ds || ddp)
 			bytes = 2 * r * S;
 		else if (fsdp) {
-			const struct doc_node *fc = get(d, "fsdp_config");
-			const struct doc_pair *raf = fc != NULL &&
-			    fc->kind == DOC_MAP ? doc_map_get(fc,
-			    "reshard_after_forward") : NULL;
+			const struct doc_node *raf = fsdp_value(d,
+			    "reshard_after_forward");
 
-			bytes = ga * (raf != NULL && raf->value->kind ==
-			    DOC_BOOL && !raf->value->b ? 2 : 3) * r * S;
+			bytes = ga * (raf != NULL && raf->kind == DOC_BOOL &&
+			    !raf->b ? 2 : 3) * r * S;
 		}
 	}
 	if (tp > 1)
@@ -368,7 +314,7 @@ estimate_run(struct estimate *e, const struct doc *d, const struct plan *p,
     const struct context *ctx)
 {
 	const struct gpu *g = gpu_find(ctx->gpu);
-	const struct doc_node *bm = get(d, "base_model");
+	const struct doc_node *bm = doc_map_value(d->root, "base_model");
 	struct arch x;
 	struct mem_breakdown *b = &e->breakdown;
 	double hq, hkv, n_embed, n_linear, n_lora = 0, r, T, Tl, a_layer;
@@ -382,13 +328,13 @@ estimate_run(struct estimate *e, const struct doc *d, const struct plan *p,
 	bool fsdp = strncmp(p->strategy, "fsdp", 4) == 0;
 	bool ds = strcmp(p->strategy, "deepspeed") == 0;
 	bool ddp = strcmp(p->strategy, "ddp") == 0;
-	const struct doc_node *gc = get(d, "gradient_checkpointing");
+	const struct doc_node *gc = doc_map_value(d->root, "gradient_checkpointing");
 
 	memset(e, 0, sizeof(*e));
 	e->model_id = bm != NULL && bm->kind == DOC_STR ? bm->text : NULL;
 	e->model = models_find(e->model_id);
 	if (e->model == NULL) {
-		const struct doc_node *bc = get(d, "base_model_config");
+		const struct doc_node *bc = doc_map_value(d->root, "base_model_config");
 
 		if (bc != NULL && bc->kind == DOC_STR)
 			e->model = models_find(bc->text);
@@ -440,11 +386,11 @@ estimate_run(struct estimate *e, const struct doc *d, const struct plan *p,
 	if (lora) {
 		/* With lora_target_parameters naming the fused experts,
 		   module targets reach only the dense or shared MLP. */
-		bool fused = get(d, "lora_target_parameters") != NULL;
+		bool fused = doc_map_value(d->root, "lora_target_parameters") != NULL;
 		double per = 0, mlp_in = x.E > 0 && !fused ? x.E : 1;
 		double Im = x.E > 0 && !fused ? x.Ie : x.I;
 
-		r = num(get(d, "lora_r"), 8);
+		r = num(doc_map_value(d->root, "lora_r"), 8);
 		if (!(r >= 1 && r <= 65536))	/* also NaN */
 			r = 8;
 		if (targeted(d, "q_proj"))
@@ -464,7 +410,7 @@ estimate_run(struct estimate *e, const struct doc *d, const struct plan *p,
 		/* Section 3.1: lora_target_parameters puts LoRA on fused
 		   3-D expert tensors, E x r x (d_in + d_out) each. */
 		if (x.E > 0) {
-			const struct doc_node *tps = get(d,
+			const struct doc_node *tps = doc_map_value(d->root,
 			    "lora_target_parameters");
 			size_t q;
 
@@ -510,7 +456,7 @@ estimate_run(struct estimate *e, const struct doc *d, const struct plan *p,
 			buffers += 2 * (mat < n_linear / x.L ? mat :
 			    n_linear / x.L);
 		}
-		if (fsdp && on(sub(d, "fsdp_config", "offload_params"))) {
+		if (fsdp && doc_truthy(fsdp_value(d, "offload_params"))) {
 			cpu += weights + grads + optim;
 			weights = grads = optim = 0;
 		}
@@ -566,10 +512,8 @@ estimate_run(struct estimate *e, const struct doc *d, const struct plan *p,
 		}
 	} else if (fsdp) {
 		/* Section 4.3: FULL_SHARD states, gathered working units. */
-		const struct doc_node *raf = sub(d, "fsdp_config",
-		    "reshard_after_forward");
-		const struct doc_node *ss = sub(d, "fsdp_config",
-		    "sharding_strategy");
+		const struct doc_node *raf = fsdp_value(d, "reshard_after_forward");
+		const struct doc_node *ss = fsdp_value(d, "sharding_strategy");
 
 		weights = x.N * wbytes / G;
 		grads = x.N * gbytes / G;
@@ -579,7 +523,7 @@ estimate_run(struct estimate *e, const struct doc *d, const struct plan *p,
 		    (ss != NULL && ss->kind == DOC_STR &&
 		    strcmp(ss->text, "SHARD_GRAD_OP") == 0))
 			buffers += wbytes * x.N * (1 - 1 / G);
-		if (on(sub(d, "fsdp_config", "offload_params"))) {
+		if (doc_truthy(fsdp_value(d, "offload_params"))) {
 			cpu += weights + grads + optim;
 			weights = grads = optim = 0;
 		}
@@ -612,7 +556,7 @@ estimate_run(struct estimate *e, const struct doc *d, const struct plan *p,
 		/* Section 6: preference pairs concatenate chosen and
 		   rejected; DPO-style methods add a frozen reference model
 		   unless an adapter lets the base serve as one. */
-		const struct doc_node *rl = get(d, "rl");
+		const struct doc_node *rl = doc_map_value(d->root, "rl");
 		bool ref = false;
 
 		if (rl != NULL && rl->kind == DOC_STR) {
@@ -629,7 +573,8 @@ estimate_run(struct estimate *e, const struct doc *d, const struct plan *p,
 	}
 	Tl = T / cp;
 	{
-		double mlp = on(get(d, "liger_glu_activation")) ? 4 : 8;
+		double mlp = doc_truthy(doc_map_value(d->root,
+		    "liger_glu_activation")) ? 4 : 8;
 		double inner = 2 * hq + 4 * hkv + 2 * hq;
 
 		if (x.E > 0)
@@ -642,11 +587,11 @@ estimate_run(struct estimate *e, const struct doc *d, const struct plan *p,
 			a_layer += 6 * x.a / tp * (double)p->sequence_len *
 			    (double)p->sequence_len *
 			    (double)p->micro_batch_size / cp;
-		if (lora && num(get(d, "lora_dropout"), 0) > 0 &&
+		if (lora && num(doc_map_value(d->root, "lora_dropout"), 0) > 0 &&
 		    !p->gradient_checkpointing)
 			a_layer += Tl * 3 * (3 * x.h + hq + 2 * x.h + x.I);
 	}
-	if (p->gradient_checkpointing || (fsdp && on(sub(d, "fsdp_config",
+	if (p->gradient_checkpointing || (fsdp && doc_truthy(fsdp_value(d,
 	    "activation_checkpointing")))) {
 		double ckpt = x.L * 2 * Tl * x.h;
 
@@ -668,10 +613,11 @@ estimate_run(struct estimate *e, const struct doc *d, const struct plan *p,
 		act = x.L * a_layer + 2 * Tl * x.h;
 
 	/* Section 6: logits and loss. */
-	if (plugin_listed(d, "CutCrossEntropy") ||
-	    on(get(d, "cut_cross_entropy")))
+	if (doc_seq_has(doc_map_value(d->root, "plugins"), "CutCrossEntropy") ||
+	    doc_truthy(doc_map_value(d->root, "cut_cross_entropy")))
 		logits = Tl * x.h * 2;
-	else if (on(get(d, "liger_fused_linear_cross_entropy"))) {
+	else if (doc_truthy(doc_map_value(d->root,
+	    "liger_fused_linear_cross_entropy"))) {
 		double chunks = x.V / x.h;
 
 		logits = Tl / (chunks < 1 ? 1 : chunks) * x.V * 8;

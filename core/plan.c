@@ -31,18 +31,26 @@ ds_preset_find(const char *path)
 	return NULL;
 }
 
-static const struct doc_node *
-get(const struct doc_node *m, const char *key)
+const struct doc_pair *
+plan_fsdp_get(const struct doc_node *root, const char *key)
 {
-	const struct doc_pair *p = doc_map_get(m, key);
+	const struct doc_node *f = doc_map_value(root, "fsdp_config");
+	const struct doc_pair *p;
+	char prefixed[96];
 
-	return p != NULL ? p->value : NULL;
+	if (f == NULL || f->kind != DOC_MAP)
+		return NULL;
+	p = doc_map_get(f, key);
+	if (p != NULL)
+		return p;
+	snprintf(prefixed, sizeof(prefixed), "fsdp_%s", key);
+	return doc_map_get(f, prefixed);
 }
 
 static bool
 on(const struct doc_node *m, const char *key)
 {
-	return doc_truthy(get(m, key));
+	return doc_truthy(doc_map_value(m, key));
 }
 
 static long long
@@ -55,7 +63,7 @@ clamp31(long long v)
 static long long
 num(const struct doc_node *m, const char *key, long long def)
 {
-	const struct doc_node *v = get(m, key);
+	const struct doc_node *v = doc_map_value(m, key);
 
 	if (v != NULL && v->kind == DOC_INT && !v->big)
 		return v->i;
@@ -69,7 +77,7 @@ num(const struct doc_node *m, const char *key, long long def)
 static const char *
 str(const struct doc_node *m, const char *key)
 {
-	const struct doc_node *v = get(m, key);
+	const struct doc_node *v = doc_map_value(m, key);
 
 	return v != NULL && v->kind == DOC_STR ? v->text : NULL;
 }
@@ -78,11 +86,13 @@ str(const struct doc_node *m, const char *key)
 static void
 ds_read(struct plan *p, const struct doc_node *ds)
 {
-	const struct doc_node *z = get(ds, "zero_optimization");
-	const struct doc_node *oo = get(z, "offload_optimizer");
-	const struct doc_node *op = get(z, "offload_param");
-	const struct doc_node *bf = get(get(ds, "bf16"), "enabled");
-	const struct doc_node *fp = get(get(ds, "fp16"), "enabled");
+	const struct doc_node *z = doc_map_value(ds, "zero_optimization");
+	const struct doc_node *oo = doc_map_value(z, "offload_optimizer");
+	const struct doc_node *op = doc_map_value(z, "offload_param");
+	const struct doc_node *bf = doc_map_value(doc_map_value(ds, "bf16"),
+	    "enabled");
+	const struct doc_node *fp = doc_map_value(doc_map_value(ds, "fp16"),
+	    "enabled");
 	const char *dev;
 
 	p->ds_map = ds;
@@ -99,7 +109,7 @@ static int
 plan_deepspeed(struct plan *p, const struct doc_node *root,
     const char *ctx_ds, size_t ctx_ds_len, struct arena *a)
 {
-	const struct doc_node *v = get(root, "deepspeed");
+	const struct doc_node *v = doc_map_value(root, "deepspeed");
 	const struct ds_preset *pr;
 	struct limits lim;
 	struct err e = { 0 };
@@ -144,8 +154,8 @@ plan_deepspeed(struct plan *p, const struct doc_node *root,
 static int
 fsdp_version_of(const struct doc_node *root)
 {
-	const struct doc_node *top = get(root, "fsdp_version");
-	const struct doc_node *f = get(root, "fsdp_config");
+	const struct doc_node *top = doc_map_value(root, "fsdp_version");
+	const struct doc_node *f = doc_map_value(root, "fsdp_config");
 	const struct doc_node *n;
 
 	if (top != NULL && top->kind == DOC_INT)
@@ -154,9 +164,9 @@ fsdp_version_of(const struct doc_node *root)
 		return top->text[0] == '2' ? 2 : 1;
 	if (!doc_truthy(f))
 		return on(root, "fsdp") ? 1 : 0;
-	n = get(f, "version");
+	n = doc_map_value(f, "version");
 	if (n == NULL)
-		n = get(f, "fsdp_version");
+		n = doc_map_value(f, "fsdp_version");
 	if (n != NULL && n->kind == DOC_INT)
 		return (int)n->i;
 	return 1;
@@ -210,7 +220,7 @@ build_mesh(struct plan *p, const struct doc_node *root, bool fsdp)
 static const char *
 precision(const struct doc_node *root, const struct gpu *g)
 {
-	const struct doc_node *bf = get(root, "bf16");
+	const struct doc_node *bf = doc_map_value(root, "bf16");
 	bool bf_auto = bf == NULL || bf->kind == DOC_NULL ||
 	    (bf->kind == DOC_STR && strcmp(bf->text, "auto") == 0);
 
@@ -223,7 +233,7 @@ precision(const struct doc_node *root, const struct gpu *g)
 		return "fp16";
 	/* bf16: auto on a GPU without bf16 turns fp16 on (resolve_dtype). */
 	if (bf_auto && g != NULL && !g->bf16 && !on(root, "float16") &&
-	    get(root, "fp16") == NULL)
+	    doc_map_value(root, "fp16") == NULL)
 		return "fp16";
 	return "fp32";
 }
@@ -259,9 +269,9 @@ plan_build(struct plan *p, const struct doc *d, const struct context *ctx,
 {
 	const struct doc_node *root = d->root;
 	const struct gpu *g = gpu_find(ctx->gpu);
-	const struct doc_node *gc = get(root, "gradient_checkpointing");
-	const struct doc_node *ao = get(root, "activation_offloading");
-	const struct doc_node *ddpv = get(root, "ddp");
+	const struct doc_node *gc = doc_map_value(root, "gradient_checkpointing");
+	const struct doc_node *ao = doc_map_value(root, "activation_offloading");
+	const struct doc_node *ddpv = doc_map_value(root, "ddp");
 	bool fsdp, ddp, builder;
 	long long bs, gas, mbs, cpv;
 	int fv, rv;
@@ -329,7 +339,7 @@ plan_build(struct plan *p, const struct doc *d, const struct context *ctx,
 	mbs = clamp31(num(root, "micro_batch_size", 1));
 	if (mbs < 1)
 		mbs = 1;
-	gas = get(root, "gradient_accumulation_steps") == NULL ? 1 :
+	gas = doc_map_value(root, "gradient_accumulation_steps") == NULL ? 1 :
 	    clamp31(num(root, "gradient_accumulation_steps", 0));
 	bs = clamp31(num(root, "batch_size", 0));
 	if (gas <= 0)

@@ -77,6 +77,10 @@ struct plan {
 	const char *optimizer;	/* as written, or adamw_torch_fused */
 };
 
+/* fsdp_config.<key>, or its old spelling fsdp_<key>: the pair, or NULL. */
+const struct doc_pair *plan_fsdp_get(const struct doc_node *root,
+    const char *key);
+
 /*
  * Derive the plan of d on ctx (resolved).  Strings are borrowed from d
  * or static; a is for an embedded preset's parse.  0 or ERR_NOMEM.

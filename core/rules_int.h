@@ -98,6 +98,5 @@ int fsdp_version(const struct rule_ctx *rc);
  */
 const char *attn_backend(const struct rule_ctx *rc);
 
-bool doc_truthy(const struct doc_node *v);
 
 #endif /* CORE_RULES_INT_H */
