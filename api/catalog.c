@@ -7,20 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/encode.h"
 #include "core/gpu.h"
 #include "core/keys.h"
 #include "core/models.h"
 #include "core/rules.h"
 
 static const char *const no_params[] = { NULL };
-
-static json_t *
-rule_json(const struct rule_def *r)
-{
-	return json_pack("{s:s, s:s, s:s, s:s, s:s}", "id", r->id,
-	    "severity", severity_name(r->severity), "title", r->title,
-	    "hint", r->hint, "docs", r->docs);
-}
 
 /* listRules: GET /v1/rules */
 void
@@ -40,7 +33,7 @@ h_rules(struct api_ctx *ctx, const struct api_req *req,
 	all = rules_all(&n);
 	items = json_array();
 	for (i = 0; i < n; i++)
-		json_array_append_new(items, rule_json(&all[i]));
+		json_array_append_new(items, encode_rule_json(&all[i]));
 	api_json(resp, 200, json_pack("{s:o}", "items", items));
 }
 
@@ -62,7 +55,7 @@ h_rule(struct api_ctx *ctx, const struct api_req *req,
 		    "no rule '%.100s'", m->param[0]);
 		return;
 	}
-	api_json(resp, 200, rule_json(r));
+	api_json(resp, 200, encode_rule_json(r));
 }
 
 /* listGpus: GET /v1/catalog/gpus */

@@ -5,7 +5,6 @@
  */
 #include "api/api_int.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -147,7 +146,7 @@ decode_context(struct context *c, json_t *j, struct api_resp *resp)
 		    strcmp(key, "host_memory_gib") == 0) {
 			double g = json_number_value(v);
 
-			if (!json_is_number(v) || !(g >= 0.1 && g <= 1048576))
+			if (!json_is_number(v) || !context_gib_valid(g))
 				return bad_field(resp, "context.%s must be a "
 				    "number of GiB from 0.1 to 1048576", key);
 			if (key[0] == 'g')
@@ -308,22 +307,6 @@ decode_json_body(struct submission *s, const struct api_req *req,
 	    resp);
 }
 
-/* A GiB amount from a query string: 0.1 to 1048576. */
-static int
-api_parse_gib(double *out, const char *s)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno != 0 || end == s || *end != '\0' || !(v >= 0.1 &&
-	    v <= 1048576))
-		return -1;
-	*out = v;
-	return 0;
-}
-
 static int
 decode_yaml_body(struct submission *s, const struct api_req *req,
     const struct query *q, struct api_resp *resp)
@@ -351,24 +334,17 @@ decode_yaml_body(struct submission *s, const struct api_req *req,
 	if ((v = query_get(q, "interconnect")) != NULL)
 		s->ctx.interconnect = v;
 	if ((v = query_get(q, "gpu_memory_gib")) != NULL &&
-	    api_parse_gib(&s->ctx.gpu_memory_gib, v) != 0)
+	    context_parse_gib(&s->ctx.gpu_memory_gib, v) != 0)
 		return bad_field(resp, "%s must be a number of GiB from 0.1 to "
 		    "1048576", "gpu_memory_gib");
 	if ((v = query_get(q, "host_memory_gib")) != NULL &&
-	    api_parse_gib(&s->ctx.host_memory_gib, v) != 0)
+	    context_parse_gib(&s->ctx.host_memory_gib, v) != 0)
 		return bad_field(resp, "%s must be a number of GiB from 0.1 to "
 		    "1048576", "host_memory_gib");
-	if ((v = query_get(q, "dataset_tokens")) != NULL) {
-		long long t;
-		char *end;
-
-		errno = 0;
-		t = strtoll(v, &end, 10);
-		if (errno != 0 || end == v || *end != '\0' || t < 1)
-			return bad_field(resp, "%s must be a positive integer",
-			    "dataset_tokens");
-		s->ctx.dataset_tokens = t;
-	}
+	if ((v = query_get(q, "dataset_tokens")) != NULL &&
+	    context_parse_tokens(&s->ctx.dataset_tokens, v) != 0)
+		return bad_field(resp, "%s must be a positive integer",
+		    "dataset_tokens");
 	if ((v = query_get(q, "torch")) != NULL &&
 	    context_parse_torch(&s->ctx.torch, v) != 0)
 		return bad_field(resp, "torch must be a version like %s",

@@ -11,8 +11,9 @@
 #include "core/doc.h"
 #include "core/estimate.h"
 #include "core/models.h"
-#include "core/suggest.h"
 #include "core/plan.h"
+#include "core/rules.h"
+#include "core/suggest.h"
 
 static void
 num_member(struct jsonw *w, const char *key, double v, bool first)
@@ -336,4 +337,12 @@ encode_report_text(FILE *out, const struct report *r, const char *file,
 	    r->count[SEV_ERROR], r->count[SEV_ERROR] == 1 ? "" : "s",
 	    r->count[SEV_WARNING], r->count[SEV_WARNING] == 1 ? "" : "s",
 	    r->count[SEV_INFO], r->ctx.gpus, r->ctx.gpu);
+}
+
+json_t *
+encode_rule_json(const struct rule_def *r)
+{
+	return json_pack("{s:s, s:s, s:s, s:s, s:s}", "id", r->id,
+	    "severity", severity_name(r->severity), "title", r->title,
+	    "hint", r->hint, "docs", r->docs);
 }

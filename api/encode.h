@@ -45,4 +45,10 @@ char *encode_context_json_text(const struct context *c);
 void encode_report_text(FILE *out, const struct report *r, const char *file,
     bool colour);
 
+struct rule_def;
+
+/* A catalog row as the API and `preflight rules --format json` give it:
+   id, severity, title, hint, docs.  New reference, or NULL. */
+json_t *encode_rule_json(const struct rule_def *r);
+
 #endif /* API_ENCODE_H */

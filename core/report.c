@@ -3,6 +3,7 @@
  */
 #include "report.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,40 @@ context_default(struct context *c)
 	c->gpus = 1;
 	c->nodes = 1;
 	c->gpu = "h100-sxm";
+}
+
+bool
+context_gib_valid(double v)
+{
+	return v >= 0.1 && v <= 1048576;
+}
+
+int
+context_parse_gib(double *out, const char *s)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno != 0 || end == s || *end != '\0' || !context_gib_valid(v))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int
+context_parse_tokens(long long *out, const char *s)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || v < 1)
+		return -1;
+	*out = v;
+	return 0;
 }
 
 int

@@ -87,6 +87,16 @@ struct report {
 /* "2.11" or "2.5.1" -> 2110 / 2051 into *out; -1 when malformed. */
 int context_parse_torch(int *out, const char *s);
 
+/* A memory size in GiB for gpu_memory_gib / host_memory_gib: 0.1 to
+   1048576 (NaN is not). */
+bool context_gib_valid(double v);
+
+/* "80" or "79.5" -> *out when context_gib_valid; else -1. */
+int context_parse_gib(double *out, const char *s);
+
+/* A dataset_tokens count, "1000000000" -> *out (>= 1); else -1. */
+int context_parse_tokens(long long *out, const char *s);
+
 /* Fill c with the defaults: 1 GPU, 1 node, h100-sxm, link of the GPU. */
 void context_default(struct context *c);
 

@@ -69,23 +69,15 @@ usage(FILE *out)
 	    "[--dataset-tokens N]\n");
 }
 
-/* A memory size in GiB: a number from 0.1 to 1048576. */
+/* A GiB flag (core/report's range); prints the error itself. */
 static int
 parse_gib(double *out, const char *flag, const char *s)
 {
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno != 0 || end == s || *end != '\0' || !(v >= 0.1 &&
-	    v <= 1048576)) {
-		fprintf(stderr, "preflight: error: %s must be a number of GiB "
-		    "from 0.1 to 1048576, got '%s'\n", flag, s);
-		return -1;
-	}
-	*out = v;
-	return 0;
+	if (context_parse_gib(out, s) == 0)
+		return 0;
+	fprintf(stderr, "preflight: error: %s must be a number of GiB from "
+	    "0.1 to 1048576, got '%s'\n", flag, s);
+	return -1;
 }
 
 static int
@@ -361,22 +353,15 @@ check_main(int argc, char **argv, struct cli_opts *op)
 			    "--host-memory-gib", optarg) != 0)
 				return 2;
 			break;
-		case 'T': {
-			char *end;
-			long long t;
-
-			errno = 0;
-			t = strtoll(optarg, &end, 10);
-			if (errno != 0 || end == optarg || *end != '\0' ||
-			    t < 1) {
+		case 'T':
+			if (context_parse_tokens(&op->ctx.dataset_tokens,
+			    optarg) != 0) {
 				fprintf(stderr, "preflight: error: "
 				    "--dataset-tokens must be a positive "
 				    "integer, got '%s'\n", optarg);
 				return 2;
 			}
-			op->ctx.dataset_tokens = t;
 			break;
-		}
 		case 'G':
 			op->ctx.gpu = optarg;
 			break;

@@ -14,45 +14,39 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static FILE *out;		/* NULL: stderr */
 static char path_copy[1024];	/* "" when logging to stderr */
 
-int
-log_open(const char *path)
+/* Open path for appending and make it the log; -1 if it cannot. */
+static int
+swap_to(const char *path)
 {
-	FILE *f;
+	FILE *f = fopen(path, "a");
 
-	if (path == NULL) {
-		path_copy[0] = '\0';
-		return 0;
-	}
-	if (strlen(path) >= sizeof(path_copy))
-		return -1;
-	f = fopen(path, "a");
 	if (f == NULL)
 		return -1;
 	pthread_mutex_lock(&mu);
 	if (out != NULL)
 		fclose(out);
 	out = f;
-	snprintf(path_copy, sizeof(path_copy), "%s", path);
 	pthread_mutex_unlock(&mu);
+	return 0;
+}
+
+int
+log_open(const char *path)
+{
+	if (path == NULL) {
+		path_copy[0] = '\0';
+		return 0;
+	}
+	if (strlen(path) >= sizeof(path_copy) || swap_to(path) != 0)
+		return -1;
+	snprintf(path_copy, sizeof(path_copy), "%s", path);
 	return 0;
 }
 
 int
 log_reopen(void)
 {
-	FILE *f;
-
-	if (path_copy[0] == '\0')
-		return 0;
-	f = fopen(path_copy, "a");
-	if (f == NULL)
-		return -1;
-	pthread_mutex_lock(&mu);
-	if (out != NULL)
-		fclose(out);
-	out = f;
-	pthread_mutex_unlock(&mu);
-	return 0;
+	return path_copy[0] == '\0' ? 0 : swap_to(path_copy);
 }
 
 void

@@ -7,6 +7,7 @@
 
 #include <jansson.h>
 
+#include "api/encode.h"
 #include "cli.h"
 #include "serve.h"
 #include "token.h"
@@ -46,11 +47,7 @@ rules_main(int argc, char **argv)
 		json_t *items = json_array();
 
 		for (i = 0; i < n; i++)
-			json_array_append_new(items, json_pack(
-			    "{s:s, s:s, s:s, s:s, s:s}", "id", all[i].id,
-			    "severity", severity_name(all[i].severity),
-			    "title", all[i].title, "hint", all[i].hint,
-			    "docs", all[i].docs));
+			json_array_append_new(items, encode_rule_json(&all[i]));
 		json_dumpf(items, stdout, JSON_INDENT(2));
 		putchar('\n');
 		json_decref(items);

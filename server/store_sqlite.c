@@ -51,6 +51,11 @@ struct writer {
 	sqlite3_stmt *undo;		/* ROLLBACK TO one */
 };
 
+/* A whole checks row, in the order the row readers expect it. */
+#define CHECK_COLUMNS "id, created_at, team, name, config_sha256, " \
+	"verdict, errors, warnings, infos, context, report, config, " \
+	"idem_key, body_sha256"
+
 /* Step a prepared statement that returns no rows; 0 or ERR_STORE. */
 static int
 run(sqlite3_stmt *st)
@@ -512,20 +517,15 @@ store_sqlite_open(struct store_sqlite **out, const char *path,
 			goto fail;
 		sqlite3_wal_hook(s->w.db, wal_hook, s);
 	}
-	rv = prepare(s->r.db, &s->r.get_check,
-	    "SELECT id, created_at, team, name, config_sha256, "
-	    "verdict, errors, warnings, infos, context, report, config, "
-	    "idem_key, body_sha256 FROM checks WHERE id = ?1 AND "
-	    "(?2 IS NULL OR team = ?2)", e);
+	rv = prepare(s->r.db, &s->r.get_check, "SELECT " CHECK_COLUMNS
+	    " FROM checks WHERE id = ?1 AND (?2 IS NULL OR team = ?2)", e);
 	if (rv == 0)
 		rv = prepare(s->r.db, &s->r.find_token,
 		    "SELECT id, team, admin, created_at, 0 FROM tokens WHERE "
 		    "token_sha256 = ?1 AND revoked_at IS NULL", e);
 	if (rv == 0)
-		rv = prepare(s->r.db, &s->r.get_idem,
-		    "SELECT id, created_at, team, name, config_sha256, "
-		    "verdict, errors, warnings, infos, context, report, config, "
-		    "idem_key, body_sha256 FROM checks WHERE team = ?1 AND "
+		rv = prepare(s->r.db, &s->r.get_idem, "SELECT "
+		    CHECK_COLUMNS " FROM checks WHERE team = ?1 AND "
 		    "idem_key = ?2", e);
 	if (rv != 0)
 		goto fail;
