@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "estimate.h"
 #include "gpu.h"
 #include "models.h"
 #include "plan.h"
@@ -35,9 +36,9 @@ kernel_flag_true(const struct rule_ctx *rc)
 static const struct model_def *
 model_of(const struct rule_ctx *rc)
 {
-	const struct model_def *m = models_find(cfg_str(rc, "base_model"));
-
-	return m != NULL ? m : models_find(cfg_str(rc, "base_model_config"));
+	/* core/check runs the estimate before the rules; it has already
+	   looked base_model (then base_model_config) up. */
+	return rc->r->estimate != NULL ? rc->r->estimate->model : NULL;
 }
 
 /* ---- batch ---------------------------------------------------------- */
