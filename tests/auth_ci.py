@@ -20,23 +20,13 @@ import time
 
 import jsonschema
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pflib import check, serve, summary  # noqa: E402
+
 BIN, SHARED = sys.argv[1], sys.argv[2]
 SARIF_SCHEMA = json.load(open(os.path.join(SHARED, "schemas",
                                            "sarif-schema-2.1.0.json")))
 SECRET = "ci-secret-0123456789abcdef"
-passed = failed = 0
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print("ok   %s" % name)
-    else:
-        failed += 1
-        print("FAIL %s %s" % (name, str(detail)[:500]))
-
-
 def many_findings(n):
     """n duplicate-key warnings, nothing else (inside a free-form dict)."""
     lines = ["base_model: meta-llama/Llama-3.1-8B", "datasets:",
@@ -55,24 +45,9 @@ class Server:
         self.log = open(os.path.join(d, "log-%d" % time.time_ns()), "w+")
         e = dict(os.environ)
         e.update(env or {})
-        self.proc = subprocess.Popen(
-            [BIN, "serve", "--listen", "127.0.0.1:0", "--db",
-             os.path.join(d, "p.db")] + list(args),
-            stdout=subprocess.DEVNULL, stderr=self.log, env=e)
         self.tls = tls
-        self.port = None
-        deadline = time.time() + 10
-        while time.time() < deadline and self.port is None:
-            self.log.seek(0)
-            for line in self.log:
-                if '"listening"' in line:
-                    self.port = json.loads(line)["port"]
-            if self.proc.poll() is not None:
-                break
-            time.sleep(0.02)
-        if self.port is None:
-            self.log.seek(0)
-            raise RuntimeError("server did not start: " + self.log.read())
+        self.proc, self.port = serve(BIN, os.path.join(d, "p.db"), self.log,
+                                     args, env=e)
 
     def request(self, method, path, body=None, headers=None, token=None):
         if self.tls:
@@ -317,8 +292,7 @@ def main():
               p.stderr)
     finally:
         shutil.rmtree(d, ignore_errors=True)
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return summary()
 
 
 if __name__ == "__main__":

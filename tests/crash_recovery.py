@@ -13,44 +13,22 @@ import random
 import shutil
 import signal
 import sqlite3
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pflib import check, serve, summary  # noqa: E402
+
 BIN, SHARED = sys.argv[1], sys.argv[2]
 ROUNDS = int(sys.argv[3]) if len(sys.argv) > 3 else 3
 CONFIG = open(os.path.join(SHARED, "corpus", "axolotl", "examples",
                            "llama-3", "lora-1b.yml"), "rb").read()
-passed = failed = 0
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print("ok   %s" % name)
-    else:
-        failed += 1
-        print("FAIL %s %s" % (name, str(detail)[:500]))
-
-
 def start(db, logpath):
     log = open(logpath, "w+")
-    proc = subprocess.Popen([BIN, "serve", "--listen", "127.0.0.1:0", "--db",
-                             db], stdout=subprocess.DEVNULL, stderr=log)
-    deadline = time.time() + 10
-    while time.time() < deadline:
-        log.seek(0)
-        for line in log:
-            if '"listening"' in line:
-                return proc, json.loads(line)["port"], log
-        if proc.poll() is not None:
-            break
-        time.sleep(0.02)
-    log.seek(0)
-    raise RuntimeError("server did not start: " + log.read())
+    proc, port = serve(BIN, db, log)
+    return proc, port, log
 
 
 def submitter(port, acked, stop, lock):
@@ -115,8 +93,7 @@ def main():
               len(all_acked)))
     finally:
         shutil.rmtree(d, ignore_errors=True)
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return summary()
 
 
 if __name__ == "__main__":

@@ -22,43 +22,18 @@ import threading
 import time
 import urllib.parse
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pflib import check, serve, summary  # noqa: E402
+
 BIN, SHARED = sys.argv[1], sys.argv[2]
 EXAMPLE = os.path.join(SHARED, "corpus", "axolotl", "examples", "llama-3",
                        "qlora-fsdp-70b.yaml")
-passed = failed = 0
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print("ok   %s" % name)
-    else:
-        failed += 1
-        print("FAIL %s %s" % (name, str(detail)[:500]))
-
-
 class Server:
     def __init__(self, *args, db=None):
         self.dir = tempfile.mkdtemp(prefix="preflight-it-")
         self.db = db or os.path.join(self.dir, "p.db")
         self.log = open(os.path.join(self.dir, "log"), "w+")
-        self.proc = subprocess.Popen(
-            [BIN, "serve", "--listen", "127.0.0.1:0", "--db", self.db] +
-            list(args), stdout=subprocess.DEVNULL, stderr=self.log)
-        self.port = None
-        deadline = time.time() + 10
-        while time.time() < deadline and self.port is None:
-            self.log.seek(0)
-            for line in self.log:
-                if '"listening"' in line:
-                    self.port = json.loads(line)["port"]
-            if self.proc.poll() is not None:
-                break
-            time.sleep(0.02)
-        if self.port is None:
-            self.log.seek(0)
-            raise RuntimeError("server did not start: " + self.log.read())
+        self.proc, self.port = serve(BIN, self.db, self.log, args)
 
     def request(self, method, path, body=None, headers=None, timeout=10):
         c = http.client.HTTPConnection("127.0.0.1", self.port,
@@ -357,8 +332,7 @@ def main():
     check("no auth on 0.0.0.0 refused", p.returncode != 0 and
           "not a loopback address" in p.stderr, p.stderr)
 
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return summary()
 
 
 if __name__ == "__main__":

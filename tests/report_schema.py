@@ -16,25 +16,15 @@ import tempfile
 import jsonschema
 import yaml
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pflib import check, summary  # noqa: E402
+
 BIN, SHARED = sys.argv[1], sys.argv[2]
 HERE = os.path.dirname(os.path.abspath(__file__))
 spec = yaml.safe_load(open(os.path.join(HERE, "..", "openapi.yaml")))
 schema = {"$ref": "#/components/schemas/Report",
           "components": spec["components"]}
 validator = jsonschema.Draft202012Validator(schema)
-
-passed = failed = 0
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print("ok   %s" % name)
-    else:
-        failed += 1
-        print("FAIL %s %s" % (name, detail))
-
 
 def run(args):
     p = subprocess.run([BIN, "check", "--format", "json"] + args,
@@ -65,6 +55,7 @@ check("context carries the flags", report["context"] == {
     "gpus": 8, "nodes": 1, "gpus_per_node": 8, "gpu": "a100-80gb",
     "interconnect": "nvlink", "torch": "2.11"}, report["context"])
 import hashlib
+
 check("config_sha256 is the file's",
       report["config_sha256"] == hashlib.sha256(open(sample, "rb").read())
       .hexdigest())
@@ -106,5 +97,4 @@ bad = copy.deepcopy(report)
 bad["config_sha256"] = "xyz"
 check("schema rejects a malformed digest", bool(errors(bad)))
 
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+sys.exit(summary())

@@ -1,0 +1,42 @@
+"""Shared pieces of the Python test suites: the check/summary counter and
+starting `preflight serve` on a free port."""
+import json
+import subprocess
+import time
+
+_counts = {"passed": 0, "failed": 0}
+
+
+def check(name, ok, detail=""):
+    """Record one named assertion and print it."""
+    if ok:
+        _counts["passed"] += 1
+        print("ok   %s" % name)
+    else:
+        _counts["failed"] += 1
+        print("FAIL %s %s" % (name, str(detail)[:500]))
+
+
+def summary():
+    """Print the counts; the exit code (1 if anything failed)."""
+    print("%d passed, %d failed" % (_counts["passed"], _counts["failed"]))
+    return 1 if _counts["failed"] else 0
+
+
+def serve(binary, db, log, args=(), env=None):
+    """Start `binary serve` on 127.0.0.1:0 with its log in the open file
+    log; (process, port) once it logs "listening", or RuntimeError."""
+    proc = subprocess.Popen(
+        [binary, "serve", "--listen", "127.0.0.1:0", "--db", db] +
+        list(args), stdout=subprocess.DEVNULL, stderr=log, env=env)
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        log.seek(0)
+        for line in log:
+            if '"listening"' in line:
+                return proc, json.loads(line)["port"]
+        if proc.poll() is not None:
+            break
+        time.sleep(0.02)
+    log.seek(0)
+    raise RuntimeError("server did not start: " + log.read())
