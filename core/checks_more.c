@@ -15,17 +15,6 @@
 
 /* ---- small helpers -------------------------------------------------- */
 
-static bool
-contains_ci(const char *hay, const char *needle)
-{
-	size_t n = strlen(needle);
-
-	for (; hay != NULL && *hay != '\0'; hay++)
-		if (strncasecmp(hay, needle, n) == 0)
-			return true;
-	return false;
-}
-
 static long long
 tp_size(const struct rule_ctx *rc)
 {
@@ -548,7 +537,7 @@ check_fsdp_pin_offload(struct rule_ctx *rc)
 int
 check_fsdp_falcon(struct rule_ctx *rc)
 {
-	if (!contains_ci(cfg_str(rc, "base_model"), "falcon") ||
+	if (!doc_text_has_ci(cfg_str(rc, "base_model"), "falcon") ||
 	    !cfg_on(rc, "fsdp"))
 		return 0;
 	return rule_report(rc, cfg_pair(rc, "fsdp"), "Axolotl does not run "
@@ -798,7 +787,7 @@ check_gc_selective_offload(struct rule_ctx *rc)
 int
 check_gc_mpt(struct rule_ctx *rc)
 {
-	if (!contains_ci(cfg_str(rc, "base_model"), "mpt") ||
+	if (!doc_text_has_ci(cfg_str(rc, "base_model"), "mpt") ||
 	    !cfg_on(rc, "gradient_checkpointing"))
 		return 0;
 	return rule_report(rc, cfg_pair(rc, "gradient_checkpointing"),
@@ -809,7 +798,7 @@ check_gc_mpt(struct rule_ctx *rc)
 int
 check_gc_nemotron_h(struct rule_ctx *rc)
 {
-	if (!contains_ci(cfg_str(rc, "base_model"), "nemotron-h") ||
+	if (!doc_text_has_ci(cfg_str(rc, "base_model"), "nemotron-h") ||
 	    !cfg_on(rc, "gradient_checkpointing") ||
 	    cfg_on(rc, "sample_packing"))
 		return 0;

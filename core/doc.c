@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <yaml.h>
 
 #include "arena.h"
@@ -1033,6 +1034,17 @@ doc_truthy(const struct doc_node *v)
 		return true;
 	}
 	return true;
+}
+
+bool
+doc_text_has_ci(const char *text, const char *needle)
+{
+	size_t n = strlen(needle);
+
+	for (; text != NULL && *text != '\0'; text++)
+		if (strncasecmp(text, needle, n) == 0)
+			return true;
+	return false;
 }
 
 bool

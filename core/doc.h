@@ -118,6 +118,9 @@ const struct doc_node *doc_map_value(const struct doc_node *map,
    sees; NULL (a missing key) is false. */
 bool doc_truthy(const struct doc_node *v);
 
+/* Whether text (NULL: no) contains needle, ignoring ASCII case. */
+bool doc_text_has_ci(const char *text, const char *needle);
+
 /* Whether seq is a list with a string item containing needle. */
 bool doc_seq_has(const struct doc_node *seq, const char *needle);
 

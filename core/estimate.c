@@ -84,27 +84,15 @@ optim_bytes(const char *opt, double param_bytes)
  * from the model id (NVFP4 0.5625, MXFP4 0.53, GPTQ/AWQ int4 0.53, bnb
  * NF4 0.5159), or 0 for a 16-bit checkpoint.
  */
-static bool
-has_ci(const char *hay, const char *needle)
-{
-	size_t n = strlen(needle);
-
-	for (; *hay != '\0'; hay++)
-		if (strncasecmp(hay, needle, n) == 0)
-			return true;
-	return false;
-}
-
 static double
 prequant_bytes(const char *id)
 {
-	if (id == NULL)
-		return 0;
-	if (has_ci(id, "nvfp4"))
+	if (doc_text_has_ci(id, "nvfp4"))
 		return 0.5625;
-	if (has_ci(id, "mxfp4") || has_ci(id, "gptq") || has_ci(id, "awq"))
+	if (doc_text_has_ci(id, "mxfp4") || doc_text_has_ci(id, "gptq") ||
+	    doc_text_has_ci(id, "awq"))
 		return 0.53;
-	if (has_ci(id, "bnb-4bit") || has_ci(id, "bnb-nf4"))
+	if (doc_text_has_ci(id, "bnb-4bit") || doc_text_has_ci(id, "bnb-nf4"))
 		return 0.5159;
 	return 0;
 }
