@@ -6,7 +6,6 @@
 
 #include <math.h>
 #include <string.h>
-#include <strings.h>
 
 #include "doc.h"
 #include "gpu.h"
