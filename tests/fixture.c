@@ -172,3 +172,25 @@ fixture_run_free(struct run *r)
 	free(r->err);
 	r->out = r->err = NULL;
 }
+
+size_t
+fixture_tsv_next(char **cursor, char **f, size_t n)
+{
+	while (*cursor != NULL && **cursor != '\0') {
+		char *line = *cursor, *nl = strchr(line, '\n'), *t;
+		size_t k = 1;
+
+		if (nl != NULL)
+			*nl = '\0';
+		*cursor = nl != NULL ? nl + 1 : NULL;
+		if (line[0] == '#' || line[0] == '\0')
+			continue;
+		f[0] = line;
+		while (k < n && (t = strchr(f[k - 1], '\t')) != NULL) {
+			*t = '\0';
+			f[k++] = t + 1;
+		}
+		return k;
+	}
+	return 0;
+}

@@ -36,4 +36,13 @@ int fixture_run(struct run *r, char *const argv[], const char *stdin_path);
 
 void fixture_run_free(struct run *r);
 
+/*
+ * The next data line of a TSV text read in place: *cursor advances past
+ * it, '#' comments and empty lines are skipped, and its first n
+ * tab-separated fields go to f, NUL-terminated in the text (the last
+ * keeps any further tabs).  Returns how many fields the line has (up to
+ * n), or 0 at the end.
+ */
+size_t fixture_tsv_next(char **cursor, char **f, size_t n);
+
 #endif /* TESTS_FIXTURE_H */

@@ -33,26 +33,16 @@ static char *file;
 static int
 load(void)
 {
-	char *p, *line;
-	size_t cap = 0;
+	char *p, *f[3];
+	size_t cap = 0, k;
 
 	file = fixture_read("tests/fixtures/config/coercion.tsv", NULL);
 	if (file == NULL)
 		return -1;
-	for (p = file; p != NULL && *p != '\0';) {
-		char *nl = strchr(p, '\n'), *t1, *t2;
-
-		line = p;
-		if (nl != NULL)
-			*nl = '\0';
-		p = nl != NULL ? nl + 1 : NULL;
-		if (line[0] == '#' || line[0] == '\0')
-			continue;
-		t1 = strchr(line, '\t');
-		t2 = t1 != NULL ? strchr(t1 + 1, '\t') : NULL;
-		if (t2 == NULL)
+	p = file;
+	while ((k = fixture_tsv_next(&p, f, 3)) > 0) {
+		if (k < 3)
 			return -1;
-		*t1 = *t2 = '\0';
 		if (nrows == cap) {
 			struct row *nr;
 
@@ -62,12 +52,12 @@ load(void)
 				return -1;
 			rows = nr;
 		}
-		rows[nrows].type = line;
-		rows[nrows].value = t1 + 1;
-		rows[nrows].ok = t2[1] == '1';
+		rows[nrows].type = f[0];
+		rows[nrows].value = f[1];
+		rows[nrows].ok = f[2][0] == '1';
 		snprintf(rows[nrows].name, sizeof(rows[nrows].name),
-		    "test_config__coerces_like_pydantic[%.60s <- %.40s]", line,
-		    t1 + 1);
+		    "test_config__coerces_like_pydantic[%.60s <- %.40s]", f[0],
+		    f[1]);
 		nrows++;
 	}
 	return 0;

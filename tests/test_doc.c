@@ -67,27 +67,16 @@ static char *scalar_file;
 static int
 load_scalars(void)
 {
-	char *line, *save = NULL, *p;
-	size_t cap = 0;
+	char *p, *f[3];
+	size_t cap = 0, k;
 
 	scalar_file = fixture_read("tests/fixtures/doc/scalars.tsv", NULL);
 	if (scalar_file == NULL)
 		return -1;
-	for (p = scalar_file; p != NULL && *p != '\0';) {
-		char *nl = strchr(p, '\n');
-		char *t1, *t2;
-
-		line = p;
-		if (nl != NULL)
-			*nl = '\0';
-		p = nl != NULL ? nl + 1 : NULL;
-		if (line[0] == '#' || line[0] == '\0')
-			continue;
-		t1 = strchr(line, '\t');
-		t2 = t1 != NULL ? strchr(t1 + 1, '\t') : NULL;
-		if (t2 == NULL)
+	p = scalar_file;
+	while ((k = fixture_tsv_next(&p, f, 3)) > 0) {
+		if (k < 3)
 			return -1;
-		*t1 = *t2 = '\0';
 		if (nrows == cap) {
 			struct scalar_row *nr;
 
@@ -97,9 +86,9 @@ load_scalars(void)
 				return -1;
 			rows = nr;
 		}
-		rows[nrows].input = line;
-		rows[nrows].type = t1 + 1;
-		rows[nrows].value = t2 + 1;
+		rows[nrows].input = f[0];
+		rows[nrows].type = f[1];
+		rows[nrows].value = f[2];
 		unescape(rows[nrows].input);
 		unescape(rows[nrows].value);
 		snprintf(rows[nrows].name, sizeof(rows[nrows].name),
@@ -110,7 +99,6 @@ load_scalars(void)
 				*c = ' ';
 		nrows++;
 	}
-	(void)save;
 	return 0;
 }
 
