@@ -154,14 +154,17 @@ estimate_json(struct jsonw *w, const struct estimate *e)
 	const struct mem_breakdown *b = &e->breakdown;
 
 	jw_lit(w, "{\"model\":{\"id\":");
-	jw_str(w, e->model != NULL ? e->model->hf_id : e->model_id);
+	/* The catalog's spelling of a catalog model; else as written. */
+	jw_str(w, e->model != NULL && (e->model_id == NULL ||
+	    strcmp(e->source, "catalog") == 0) ? e->model->hf_id :
+	    e->model_id);
 	jw_lit(w, ",\"params\":");
 	if (e->params > 0)
 		jw_int(w, e->params);
 	else
 		jw_lit(w, "null");
 	jw_lit(w, ",\"source\":");
-	jw_str(w, e->model != NULL ? "catalog" : "unknown");
+	jw_str(w, e->source != NULL ? e->source : "unknown");
 	if (e->trainable_params > 0)
 		int_member(w, "trainable_params", e->trainable_params);
 	jw_lit(w, "},\"memory\":");

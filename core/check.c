@@ -5,6 +5,7 @@
 
 #include "arena.h"
 #include "config.h"
+#include "doc.h"
 #include "estimate.h"
 #include "plan.h"
 #include "policy.h"
@@ -29,6 +30,29 @@ report_dups(struct report *r, const struct doc *d, struct arena *a)
 			return rv;
 	}
 	return 0;
+}
+
+/* The caller's reader (the daemon's --hf-cache) for base_model, then
+   base_model_config; NULL when it has neither. */
+static const struct model_def *
+lookup_model(const struct context *ctx, const struct doc *d,
+    struct arena *a)
+{
+	static const char *const keys[] = { "base_model",
+	    "base_model_config" };
+	const struct model_def *m;
+	const struct doc_node *v;
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		v = doc_map_value(d->root, keys[i]);
+		if (v == NULL || v->kind != DOC_STR)
+			continue;
+		m = ctx->model_lookup(ctx->model_lookup_arg, v->text, a);
+		if (m != NULL)
+			return m;
+	}
+	return NULL;
 }
 
 int
@@ -70,6 +94,9 @@ check_run(struct report **out, const char *buf, size_t len,
 	if (est == NULL)
 		return err_set(e, ERR_NOMEM, NULL,
 		    "request memory budget spent");
+	if (r->ctx.model == NULL && r->ctx.model_lookup != NULL &&
+	    estimate_model(d) == NULL)
+		r->ctx.model = lookup_model(&r->ctx, d, a);
 	estimate_run(est, d, plan, &r->ctx);
 	r->estimate = est;
 	rv = report_dups(r, d, a);

@@ -296,6 +296,21 @@ throughput(struct estimate *e, const struct doc *d, const struct plan *p,
 	}
 }
 
+const struct model_def *
+estimate_model(const struct doc *d)
+{
+	const struct doc_node *bm = doc_map_value(d->root, "base_model");
+	const struct doc_node *bc = doc_map_value(d->root,
+	    "base_model_config");
+	const struct model_def *m = NULL;
+
+	if (bm != NULL && bm->kind == DOC_STR)
+		m = models_find(bm->text);
+	if (m == NULL && bc != NULL && bc->kind == DOC_STR)
+		m = models_find(bc->text);
+	return m;
+}
+
 void
 estimate_run(struct estimate *e, const struct doc *d, const struct plan *p,
     const struct context *ctx)
@@ -319,13 +334,10 @@ estimate_run(struct estimate *e, const struct doc *d, const struct plan *p,
 
 	memset(e, 0, sizeof(*e));
 	e->model_id = bm != NULL && bm->kind == DOC_STR ? bm->text : NULL;
-	e->model = models_find(e->model_id);
-	if (e->model == NULL) {
-		const struct doc_node *bc = doc_map_value(d->root, "base_model_config");
-
-		if (bc != NULL && bc->kind == DOC_STR)
-			e->model = models_find(bc->text);
-	}
+	e->model = ctx->model != NULL ? ctx->model : estimate_model(d);
+	e->source = e->model == NULL ? "unknown" : e->model->verification !=
+	    NULL && strcmp(e->model->verification, "config") == 0 ?
+	    e->model->source : "catalog";
 	if (e->model != NULL)
 		e->params = e->model->total_params;
 	/* Usable memory: the nominal size less ~0.5% the driver keeps

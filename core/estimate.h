@@ -29,6 +29,8 @@ struct mem_breakdown {
 struct estimate {
 	const struct model_def *model;	/* NULL: unknown model */
 	const char *model_id;		/* as written in the config, or NULL */
+	const char *source;		/* "catalog" | "config" (the caller's
+					   config.json) | "hf_cache" | "unknown" */
 	long long params;		/* total parameters */
 	long long trainable_params;
 	bool known;			/* memory fields are valid */
@@ -52,7 +54,11 @@ struct estimate {
 	double largest_gib;		/* and its size */
 };
 
-/* Fill e for d's plan p on ctx.  Never fails: an unknown model leaves
+/* The catalog row for d's base_model (else base_model_config), or
+   NULL. */
+const struct model_def *estimate_model(const struct doc *d);
+
+/* Fill e for d's plan p on ctx, with ctx->model when set.  Never fails: an unknown model leaves
    e->known false. */
 void estimate_run(struct estimate *e, const struct doc *d,
     const struct plan *p, const struct context *ctx);

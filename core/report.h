@@ -17,6 +17,7 @@
 struct arena;
 struct doc;
 struct estimate;
+struct model_def;
 struct suggestion;
 struct plan;
 struct policy;
@@ -59,6 +60,15 @@ struct context {
 	double gpu_memory_gib;	/* capacity override, GiB; 0: the catalog's */
 	double host_memory_gib;	/* host RAM per node, GiB; 0: unknown */
 	long long dataset_tokens;	/* tokens per epoch; 0: unknown */
+	/* The model's architecture from the caller (--model-config,
+	   context.model), used instead of the catalog; or NULL. */
+	const struct model_def *model;
+	/* When the catalog has no base_model: the daemon's --hf-cache
+	   reader (server/), or NULL.  Returns the model or NULL, allocated
+	   from a; never fails the check. */
+	const struct model_def *(*model_lookup)(void *arg, const char *id,
+	    struct arena *a);
+	void *model_lookup_arg;
 	int torch;		/* torch version as major*1000 + minor*10 +
 				   patch (2.11 is 2110, 2.5.1 is 2051);
 				   0: the default, 2.11 */

@@ -325,8 +325,9 @@ static const struct rule_def rules[] = {
 	  "docs/rules.md#epwith_tp", check_ep_with_tp },
 	{ "estimate.model_unknown", SEV_WARNING,
 	  "no memory estimate: the model's architecture is not in the catalog",
-	  "use the Hugging Face id of a catalog model (GET /v1/models lists "
-	  "them) as base_model or base_model_config",
+	  "pass the model's config.json (--model-config FILE, or \"model\" in "
+	  "the request context), or use a catalog model's Hugging Face id "
+	  "(GET /v1/catalog/models lists them) as base_model",
 	  "docs/rules.md#estimatemodel_unknown", check_estimate_model_unknown },
 	{ "fsdp.deepspeed_exclusive_legacy", SEV_ERROR,
 	  "deepspeed and the legacy fsdp list together",

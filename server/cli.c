@@ -23,6 +23,7 @@
 #include "api/formats.h"
 #include "core/arena.h"
 #include "core/check.h"
+#include "core/hfconfig.h"
 #include "core/policy.h"
 #include "core/version.h"
 
@@ -46,7 +47,7 @@ struct kept {
 
 struct cli_opts {
 	struct context ctx;
-	struct arena policy_arena;	/* holds ctx.policy */
+	struct arena policy_arena;	/* holds ctx.policy and ctx.model */
 	char *ds_config;		/* --deepspeed-config file, malloc'd */
 	struct limits lim;
 	enum cli_format format;
@@ -65,6 +66,8 @@ usage(FILE *out)
 	    "\n"
 	    "                       [--torch X.Y] [--policy FILE] "
 	    "[--deepspeed-config FILE]\n"
+	    "                       [--model-config FILE] "
+	    "(a Hugging Face config.json)\n"
 	    "                       [--gpu-memory-gib X] [--host-memory-gib X] "
 	    "[--dataset-tokens N]\n");
 }
@@ -303,6 +306,35 @@ out:
 	return worst;
 }
 
+/* --model-config: the model's architecture instead of the catalog's.
+   Prints the error itself. */
+static int
+load_model_config(struct cli_opts *op, const char *path)
+{
+	struct err e = { 0 };
+	char *buf = NULL;
+	size_t len;
+	int rv;
+
+	if (read_input(&buf, &len, path, 1 << 20) != 0 || len > (1 << 20)) {
+		fprintf(stderr, "preflight: error: --model-config %s: cannot "
+		    "read it (or over 1 MiB)\n", path);
+		free(buf);
+		return -1;
+	}
+	rv = hfconfig_parse(&op->ctx.model, buf, len, path, "config",
+	    &op->lim, &op->policy_arena, &e);
+	free(buf);
+	if (rv == 0)
+		return 0;
+	if (e.loc.line > 0)
+		fprintf(stderr, "%s:%u:%u: error: %s\n", path, e.loc.line,
+		    e.loc.col, e.msg);
+	else
+		fprintf(stderr, "%s: error: %s\n", path, e.msg);
+	return -1;
+}
+
 static int
 check_main(int argc, char **argv, struct cli_opts *op)
 {
@@ -316,6 +348,7 @@ check_main(int argc, char **argv, struct cli_opts *op)
 		{ "torch", required_argument, NULL, 't' },
 		{ "policy", required_argument, NULL, 'p' },
 		{ "deepspeed-config", required_argument, NULL, 'd' },
+		{ "model-config", required_argument, NULL, 'm' },
 		{ "gpu-memory-gib", required_argument, NULL, 'M' },
 		{ "host-memory-gib", required_argument, NULL, 'H' },
 		{ "dataset-tokens", required_argument, NULL, 'T' },
@@ -413,6 +446,10 @@ check_main(int argc, char **argv, struct cli_opts *op)
 			op->ctx.ds_config_len = len;
 			break;
 		}
+		case 'm':
+			if (load_model_config(op, optarg) != 0)
+				return 2;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;

@@ -1,0 +1,37 @@
+/*
+ * core/hfconfig: a Hugging Face config.json -> the architecture facts the
+ * estimator reads (struct model_def), for a model the embedded catalog
+ * does not have.  The parameter counts are estimator.md section 1's
+ * formulas.  Pure: the caller reads the file (--model-config, the
+ * daemon's --hf-cache) or sends it in the request (context.model).
+ */
+#ifndef CORE_HFCONFIG_H
+#define CORE_HFCONFIG_H
+
+#include <stddef.h>
+
+#include "err.h"
+
+struct arena;
+struct limits;
+struct model_def;
+
+/*
+ * Parse the config.json text buf[0..len) into *out, allocated from a.  id
+ * names the model in the report (the base_model, or the file; copied);
+ * source says where the facts came from ("model config", "hf cache", ...;
+ * borrowed, must outlive a).  Errors, with e->loc at the value:
+ *   ERR_PARSE   not JSON (or YAML) text whose root is an object
+ *   ERR_SCHEMA  a required field (hidden_size, num_hidden_layers,
+ *               num_attention_heads, vocab_size) is missing or not a
+ *               positive integer in range, or the architecture is a
+ *               hybrid (Mamba / linear-attention) the formulas do not
+ *               cover
+ *   ERR_LIMIT   the text exceeds lim
+ *   ERR_NOMEM   the arena budget is spent
+ */
+int hfconfig_parse(const struct model_def **out, const char *buf,
+    size_t len, const char *id, const char *source,
+    const struct limits *lim, struct arena *a, struct err *e);
+
+#endif /* CORE_HFCONFIG_H */
