@@ -89,7 +89,7 @@ static void
 test_hfconfig__catalog_rows(void **state)
 {
 	char path[512], *text, *cur, *f[23], json[2048], *type;
-	size_t len, exact = 0, close = 0;
+	size_t len, n, exact = 0, close = 0;
 	struct parsed p;
 
 	(void)state;
@@ -128,7 +128,8 @@ test_hfconfig__catalog_rows(void **state)
 		else
 			add(json, sizeof(json), "n_shared_experts", f[14]);
 		add(json, sizeof(json), "first_k_dense_replace", f[15]);
-		strcat(json, "}");
+		n = strlen(json);
+		snprintf(json + n, sizeof(json) - n, "}");
 		parse(&p, json);
 		if (p.rv != 0)
 			fail_msg("%s: %s", f[0], p.e.msg);
