@@ -18,6 +18,7 @@
 #include "core/doc.h"
 
 struct arena;
+struct model_def;
 struct policy;
 struct report;
 
@@ -69,6 +70,10 @@ struct api_ctx {
 	/* The policy in force (reloaded on SIGHUP), or NULL; borrowed for
 	   the rest of the request.  NULL function: no policy. */
 	const struct policy *(*policy)(void *env);
+	/* The architecture of a model the catalog lacks (the daemon's
+	   --hf-cache), allocated from a, or NULL; NULL function: none. */
+	const struct model_def *(*model_lookup)(void *env, const char *id,
+	    struct arena *a);
 	/* Prometheus text for GET /metrics: malloc'd into *out. */
 	int (*metrics)(void *env, char **out, size_t *len);
 	/* Id state: ids are strictly increasing within one ctx. */

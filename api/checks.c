@@ -16,6 +16,8 @@
 #include "api/formats.h"
 #include "core/arena.h"
 #include "core/check.h"
+#include "core/hfconfig.h"
+#include "core/models.h"
 #include "core/version.h"
 
 #define NAME_MAX_BYTES 1024
@@ -114,9 +116,54 @@ bad_field(struct api_resp *resp, const char *fmt, ...)
 	return -1;
 }
 
+/*
+ * context.model: a catalog id, or the model's config.json as an object,
+ * counted by core/hfconfig into a (the request arena).
+ */
+static int
+decode_model(struct context *c, json_t *v, struct arena *a,
+    struct api_resp *resp)
+{
+	struct limits lim;
+	struct err e = { 0 };
+	char *text;
+	int rv;
+
+	if (json_is_string(v)) {
+		c->model = models_find(json_string_value(v));
+		if (c->model == NULL)
+			return bad_field(resp, "context.model '%.200s' is not "
+			    "in the model catalog (GET /v1/catalog/models); "
+			    "send the model's config.json as an object",
+			    json_string_value(v));
+		return 0;
+	}
+	if (!json_is_object(v))
+		return bad_field(resp, "context.model must be a catalog model "
+		    "id or the model's config.json object");
+	text = json_dumps(v, JSON_COMPACT);
+	if (text == NULL) {
+		api_problem(resp, 500, "internal", "Internal Server Error",
+		    NULL, "out of memory");
+		return -1;
+	}
+	limits_default(&lim);
+	rv = hfconfig_parse(&c->model, text, strlen(text), "context.model",
+	    "context", &lim, a, &e);
+	free(text);
+	if (rv == 0)
+		return 0;
+	if (rv == ERR_NOMEM) {
+		api_problem_err(resp, &e);
+		return -1;
+	}
+	return bad_field(resp, "context.model: %s", e.msg);
+}
+
 /* context object -> struct context (strings borrowed from j). */
 static int
-decode_context(struct context *c, json_t *j, struct api_resp *resp)
+decode_context(struct context *c, json_t *j, struct arena *a,
+    struct api_resp *resp)
 {
 	const char *key;
 	json_t *v;
@@ -172,12 +219,15 @@ decode_context(struct context *c, json_t *j, struct api_resp *resp)
 				c->gpu = json_string_value(v);
 			else
 				c->interconnect = json_string_value(v);
+		} else if (strcmp(key, "model") == 0) {
+			if (decode_model(c, v, a, resp) != 0)
+				return -1;
 		} else {
 			api_problem(resp, 422, "invalid-field",
 			    "Unprocessable request", NULL,
 			    "unknown context field '%.64s'; known: gpus, "
 			    "nodes, gpu, interconnect, torch, gpu_memory_gib, "
-			    "host_memory_gib, dataset_tokens", key);
+			    "host_memory_gib, dataset_tokens, model", key);
 			return -1;
 		}
 	}
@@ -301,7 +351,7 @@ decode_json_body(struct submission *s, const struct api_req *req,
 		s->name = json_string_value(v);
 	}
 	if (decode_context(&s->ctx, json_object_get(s->json, "context"),
-	    resp) != 0)
+	    req->arena, resp) != 0)
 		return -1;
 	return decode_labels(&s->labels, json_object_get(s->json, "labels"),
 	    resp);
@@ -436,6 +486,8 @@ run_check(struct report **r, struct api_ctx *ctx, const struct api_req *req,
 	struct context c = s->ctx;
 
 	c.policy = ctx->policy != NULL ? ctx->policy(ctx->env) : NULL;
+	c.model_lookup = ctx->model_lookup;
+	c.model_lookup_arg = ctx->env;
 	if (check_run(r, s->config, s->config_len, &c, &ctx->lim,
 	    req->arena, &e) != 0 ||
 	    digest_sha256_hex((*r)->config_sha256, s->config,

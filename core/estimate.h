@@ -29,8 +29,10 @@ struct mem_breakdown {
 struct estimate {
 	const struct model_def *model;	/* NULL: unknown model */
 	const char *model_id;		/* as written in the config, or NULL */
-	const char *source;		/* "catalog" | "config" (the caller's
-					   config.json) | "hf_cache" | "unknown" */
+	const char *source;		/* "catalog" | "model_config" |
+					   "context" | "hf_cache" (a config.json
+					   from --model-config, the request,
+					   the hub cache) | "unknown" */
 	long long params;		/* total parameters */
 	long long trainable_params;
 	bool known;			/* memory fields are valid */

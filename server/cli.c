@@ -26,6 +26,7 @@
 #include "core/hfconfig.h"
 #include "core/policy.h"
 #include "core/version.h"
+#include "server/hfcache.h"
 
 /* Budget for one config's arena: ample for max_bytes of input. */
 #define CLI_ARENA_CAP ((size_t)256 << 20)
@@ -50,6 +51,7 @@ struct cli_opts {
 	struct arena policy_arena;	/* holds ctx.policy and ctx.model */
 	char *ds_config;		/* --deepspeed-config file, malloc'd */
 	struct limits lim;
+	const char *hf_cache;		/* --hf-cache DIR, or NULL */
 	enum cli_format format;
 	bool colour;
 };
@@ -67,7 +69,7 @@ usage(FILE *out)
 	    "                       [--torch X.Y] [--policy FILE] "
 	    "[--deepspeed-config FILE]\n"
 	    "                       [--model-config FILE] "
-	    "(a Hugging Face config.json)\n"
+	    "(a Hugging Face config.json) [--hf-cache DIR]\n"
 	    "                       [--gpu-memory-gib X] [--host-memory-gib X] "
 	    "[--dataset-tokens N]\n");
 }
@@ -306,6 +308,15 @@ out:
 	return worst;
 }
 
+/* context.model_lookup: config.json from --hf-cache. */
+static const struct model_def *
+cached_model(void *arg, const char *id, struct arena *a)
+{
+	const struct cli_opts *op = arg;
+
+	return hfcache_lookup(op->hf_cache, id, a);
+}
+
 /* --model-config: the model's architecture instead of the catalog's.
    Prints the error itself. */
 static int
@@ -322,7 +333,7 @@ load_model_config(struct cli_opts *op, const char *path)
 		free(buf);
 		return -1;
 	}
-	rv = hfconfig_parse(&op->ctx.model, buf, len, path, "config",
+	rv = hfconfig_parse(&op->ctx.model, buf, len, path, "model_config",
 	    &op->lim, &op->policy_arena, &e);
 	free(buf);
 	if (rv == 0)
@@ -349,6 +360,7 @@ check_main(int argc, char **argv, struct cli_opts *op)
 		{ "policy", required_argument, NULL, 'p' },
 		{ "deepspeed-config", required_argument, NULL, 'd' },
 		{ "model-config", required_argument, NULL, 'm' },
+		{ "hf-cache", required_argument, NULL, 'c' },
 		{ "gpu-memory-gib", required_argument, NULL, 'M' },
 		{ "host-memory-gib", required_argument, NULL, 'H' },
 		{ "dataset-tokens", required_argument, NULL, 'T' },
@@ -450,6 +462,19 @@ check_main(int argc, char **argv, struct cli_opts *op)
 			if (load_model_config(op, optarg) != 0)
 				return 2;
 			break;
+		case 'c': {
+			char why[512];
+
+			if (hfcache_check_dir(optarg, why, sizeof(why)) != 0) {
+				fprintf(stderr, "preflight: error: --hf-cache "
+				    "%s\n", why);
+				return 2;
+			}
+			op->hf_cache = optarg;
+			op->ctx.model_lookup = cached_model;
+			op->ctx.model_lookup_arg = op;
+			break;
+		}
 		case 'h':
 			usage(stdout);
 			return 0;

@@ -28,6 +28,7 @@
 #include "core/arena.h"
 #include "core/policy.h"
 #include "server/auth.h"
+#include "server/hfcache.h"
 #include "server/http.h"
 #include "server/log.h"
 #include "server/metrics.h"
@@ -57,6 +58,7 @@ struct serve_opts {
 	const char *tls_cert;
 	const char *tls_key;
 	const char *policy_path;
+	const char *hf_cache;	/* hub cache for models the catalog lacks */
 	bool check_only;	/* -n: check the configuration and exit */
 };
 
@@ -73,7 +75,17 @@ struct env {
 	struct metrics *m;
 	pthread_mutex_t policy_mu;
 	struct policy_gen *policy;	/* newest first; NULL: none */
+	const char *hf_cache;	/* --hf-cache DIR, or NULL */
 };
+
+/* api_ctx.model_lookup: config.json from --hf-cache. */
+static const struct model_def *
+cached_model(void *envp, const char *id, struct arena *a)
+{
+	const struct env *env = envp;
+
+	return hfcache_lookup(env->hf_cache, id, a);
+}
 
 static const struct policy *
 current_policy(void *envp)
@@ -285,6 +297,8 @@ serve_usage(FILE *out)
 	    "                       [--insecure-no-auth] [--metrics-token TOKEN]\n"
 	    "                       [--ci-secret-file FILE] [--ci-team TEAM]\n"
 	    "                       [--tls-cert FILE --tls-key FILE]\n"
+	    "                       [--hf-cache DIR] (Hugging Face hub cache: "
+	    "config.json of models the catalog lacks)\n"
 	    "The CI secret can also come from PREFLIGHT_CI_SECRET.\n"
 	    "Each flag can also be set as PREFLIGHT_<FLAG> (e.g. "
 	    "PREFLIGHT_LISTEN, PREFLIGHT_DB).\n");
@@ -294,7 +308,8 @@ enum {
 	OPT_LISTEN = 1000, OPT_DB, OPT_AUTH, OPT_MAX_BODY, OPT_REQ_MEM,
 	OPT_RETAIN, OPT_DURABILITY, OPT_CORS, OPT_LOG, OPT_MAXCONN,
 	OPT_TIMEOUT, OPT_INSECURE, OPT_POLICY, OPT_THREADS, OPT_METRICS_TOKEN,
-	OPT_CI_SECRET_FILE, OPT_CI_TEAM, OPT_TLS_CERT, OPT_TLS_KEY
+	OPT_CI_SECRET_FILE, OPT_CI_TEAM, OPT_TLS_CERT, OPT_TLS_KEY,
+	OPT_HF_CACHE
 };
 
 /* Apply one option; errors are counted and printed, not fatal here. */
@@ -415,6 +430,16 @@ apply(struct serve_opts *o, int opt, const char *v, const char *src)
 	case OPT_POLICY:
 		o->policy_path = v;
 		return 0;
+	case OPT_HF_CACHE: {
+		char why[512];
+
+		if (hfcache_check_dir(v, why, sizeof(why)) == 0) {
+			o->hf_cache = v;
+			return 0;
+		}
+		fprintf(stderr, "preflight serve: %s: %s\n", src, why);
+		return -1;
+	}
 	}
 	return -1;
 }
@@ -433,6 +458,7 @@ static const struct option serve_longopts[] = {
 	{ "connection-timeout", required_argument, NULL, OPT_TIMEOUT },
 	{ "insecure-no-auth", no_argument, NULL, OPT_INSECURE },
 	{ "policy", required_argument, NULL, OPT_POLICY },
+	{ "hf-cache", required_argument, NULL, OPT_HF_CACHE },
 	{ "threads", required_argument, NULL, OPT_THREADS },
 	{ "metrics-token", required_argument, NULL, OPT_METRICS_TOKEN },
 	{ "ci-secret-file", required_argument, NULL, OPT_CI_SECRET_FILE },
@@ -744,6 +770,10 @@ serve_main(int argc, char **argv)
 	api.random = random_bytes;
 	api.metrics = render_metrics;
 	api.policy = current_policy;
+	if (o.hf_cache != NULL) {
+		env.hf_cache = o.hf_cache;
+		api.model_lookup = cached_model;
+	}
 
 	/* Signals are taken by sigwait here; every thread inherits this. */
 	sigemptyset(&set);

@@ -325,6 +325,78 @@ def main():
     check("a bad --policy refuses to start", p.returncode == 2 and
           "policy" in p.stderr, p.stderr)
 
+    # A model outside the catalog: context.model (config.json object or a
+    # catalog id) and --hf-cache (the Hugging Face hub cache layout).
+    hdir = tempfile.mkdtemp(prefix="preflight-hf-")
+    llama3 = {"model_type": "llama", "hidden_size": 4096,
+              "intermediate_size": 14336, "num_attention_heads": 32,
+              "num_hidden_layers": 32, "num_key_value_heads": 8,
+              "tie_word_embeddings": False, "vocab_size": 128256,
+              "rms_norm_eps": 1e-05}
+    repo = os.path.join(hdir, "models--my-org--private-llama")
+    os.makedirs(os.path.join(repo, "snapshots", "abc123"))
+    os.makedirs(os.path.join(repo, "blobs"))
+    os.makedirs(os.path.join(repo, "refs"))
+    with open(os.path.join(repo, "blobs", "f00d"), "w") as f:
+        json.dump(llama3, f)
+    os.symlink("../../blobs/f00d",
+               os.path.join(repo, "snapshots", "abc123", "config.json"))
+    with open(os.path.join(repo, "refs", "main"), "w") as f:
+        f.write("abc123\n")
+    priv = ok_yaml.replace("meta-llama/Llama-3.1-8B", "my-org/private-llama")
+    s = Server("--hf-cache", hdir)
+    try:
+        def est(body):
+            st, h, j, _ = s.request("POST", "/v1/estimate", json.dumps(body),
+                                    {"Content-Type": "application/json"})
+            return st, h, j
+
+        st, h, j = est({"config": ok_yaml})
+        ref = j["estimate"]
+        st, h, j = est({"config": priv.replace("my-org", "other-org")})
+        check("a model in neither catalog nor cache: unknown",
+              st == 200 and j["estimate"]["model"]["source"] == "unknown" and
+              j["estimate"]["memory"]["per_gpu_peak_gib"] is None,
+              j and j.get("estimate"))
+        st, h, j = est({"config": priv.replace("my-org", "other-org"),
+                        "context": {"model": llama3}})
+        check("context.model (config.json) gives the catalog's estimate",
+              st == 200 and j["estimate"]["model"]["source"] == "context" and
+              j["estimate"]["model"]["params"] == ref["model"]["params"] and
+              j["estimate"]["memory"] == ref["memory"], j and j.get("estimate"))
+        st, h, j = est({"config": priv.replace("my-org", "other-org"),
+                        "context": {"model": "meta-llama/Llama-3.1-8B"}})
+        check("context.model (a catalog id)", st == 200 and
+              j["estimate"]["memory"] == ref["memory"], j)
+        st, h, j, _ = s.post_yaml(priv, "?dry_run=true")
+        check("--hf-cache: config.json from the hub cache layout",
+              st == 200 and j["estimate"]["model"]["source"] == "hf_cache" and
+              j["estimate"]["memory"] == ref["memory"], j and j.get("estimate"))
+        bad = dict(llama3, num_hidden_layers="many")
+        st, h, j = est({"config": priv, "context": {"model": bad}})
+        check("a bad context.model is 422 naming the field",
+              is_problem(st, h, j, 422) and
+              "num_hidden_layers" in j["detail"], j)
+        st, h, j = est({"config": priv, "context": {"model": "no/such"}})
+        check("an unknown context.model id is 422", is_problem(st, h, j, 422)
+              and "no/such" in j["detail"], j)
+        st, h, j = est({"config": priv, "context": {"model": 7}})
+        check("a context.model of the wrong type is 422",
+              is_problem(st, h, j, 422), j)
+        trav = priv.replace("my-org/private-llama", "../../etc/passwd")
+        st, h, j, _ = s.post_yaml(trav, "?dry_run=true")
+        check("a base_model path never leaves the cache",
+              st == 200 and j["estimate"]["model"]["source"] == "unknown", j)
+    finally:
+        s.stop()
+        s.cleanup()
+    p = subprocess.run([BIN, "serve", "--listen", "127.0.0.1:0", "--db",
+                        "/tmp/never.db", "--hf-cache", "/nonexistent"],
+                       capture_output=True, text=True, timeout=10)
+    check("a missing --hf-cache refuses to start", p.returncode == 2 and
+          "hf-cache" in p.stderr, p.stderr)
+    shutil.rmtree(hdir, ignore_errors=True)
+
     # Refuses to start without auth on a non-loopback address.
     p = subprocess.run([BIN, "serve", "--listen", "0.0.0.0:0", "--db",
                         "/tmp/never.db"], capture_output=True, text=True,

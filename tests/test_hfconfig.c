@@ -43,7 +43,7 @@ parse(struct parsed *p, const char *json)
 	limits_default(&lim);
 	arena_init(&p->a, (size_t)4 << 20);
 	p->rv = hfconfig_parse(&p->m, json, strlen(json), "test/model",
-	    "config", &lim, &p->a, &p->e);
+	    "model_config", &lim, &p->a, &p->e);
 }
 
 /* Append ,"key":value when the TSV cell is a value ("-": absent). */
@@ -333,7 +333,7 @@ test_hfconfig__estimate_with_a_given_model(void **state)
 	    0);
 	assert_true(r1->estimate->known && r3->estimate->known);
 	assert_string_equal(r1->estimate->source, "catalog");
-	assert_string_equal(r3->estimate->source, "config");
+	assert_string_equal(r3->estimate->source, "model_config");
 	assert_int_equal(r3->estimate->params, r1->estimate->params);
 	assert_true(fabs(r3->estimate->per_gpu_peak_gib -
 	    r1->estimate->per_gpu_peak_gib) < 1e-9);
@@ -439,7 +439,7 @@ test_hfconfig__cli_model_config(void **state)
 	assert_int_equal(fixture_run(&r, args, NULL), 0);
 	assert_int_equal(r.status, 0);
 	assert_non_null(strstr(r.out, "\"params\": 7241732096"));
-	assert_non_null(strstr(r.out, "\"source\": \"config\""));
+	assert_non_null(strstr(r.out, "\"source\": \"model_config\""));
 	assert_non_null(strstr(r.out, "\"id\": \"/mnt/models/private\""));
 	assert_null(strstr(r.out, "estimate.model_unknown"));
 	fixture_run_free(&r);
