@@ -28,8 +28,16 @@ check_estimate_model_unknown(struct rule_ctx *rc)
 	const struct doc_pair *k = model_key(rc);
 
 	if (e == NULL || k == NULL || k->value->kind != DOC_STR ||
-	    gpu_find(rc->ctx->gpu) == NULL || (e->known && !e->nominal))
+	    gpu_find(rc->ctx->gpu) == NULL ||
+	    (e->known && !e->nominal && !e->derived))
 		return 0;
+	if (e->model != NULL && e->derived)
+		return rule_report(rc, k, "the catalog has no verified "
+		    "parameter count for %.200s (%.60s): the estimate counts "
+		    "%.1fB parameters from its architecture with the dense/MoE "
+		    "formula, which its special layers may not follow",
+		    e->model->hf_id, e->model->model_type,
+		    (double)e->params / 1e9);
 	if (e->model != NULL && e->nominal)
 		return rule_report(rc, k, "the catalog's architecture facts "
 		    "for %.200s are unverified: the memory estimate assumes a "

@@ -3,6 +3,7 @@
  * ../shared/reference/estimator.md, where each formula's source is given.
  */
 #include "estimate.h"
+#include "hfconfig.h"
 
 #include <math.h>
 #include <string.h>
@@ -100,6 +101,7 @@ prequant_bytes(const char *id)
 
 struct arch {
 	double h, L, a, akv, d, I, V, E, k, Ie, N;
+	double Na;		/* active parameters per token (MoE) */
 	bool tied;
 };
 
@@ -117,7 +119,7 @@ arch_nominal(struct arch *x, const struct model_def *m)
 
 	if (m == NULL || m->total_params <= 0)
 		return false;
-	x->N = (double)m->total_params;
+	x->N = x->Na = (double)m->total_params;
 	h = cbrt(x->N * 128 / 12);
 	h = h < 512 ? 512 : (double)(long long)(h / 128 + 0.5) * 128;
 	x->h = h;
@@ -135,13 +137,26 @@ arch_nominal(struct arch *x, const struct model_def *m)
 	return true;
 }
 
+/*
+ * The architecture of catalog row (or config.json) m.  A row with its
+ * architecture but no verified total (a "special" architecture in
+ * models.tsv) gets estimator.md section 1's count, and *derived says so.
+ */
 static bool
-arch_of(struct arch *x, const struct model_def *m)
+arch_of(struct arch *x, const struct model_def *m, bool *derived)
 {
+	long long total = m != NULL ? m->total_params : 0;
+	long long active = m != NULL ? m->active_params : 0;
+
+	*derived = false;
 	if (m == NULL || m->hidden_size <= 0 || m->num_hidden_layers <= 0 ||
-	    m->num_attention_heads <= 0 || m->vocab_size <= 0 ||
-	    m->total_params <= 0)
+	    m->num_attention_heads <= 0 || m->vocab_size <= 0)
 		return false;
+	if (total <= 0) {
+		if (!hfconfig_count(m, &total, &active))
+			return false;
+		*derived = true;
+	}
 	x->h = (double)m->hidden_size;
 	x->L = (double)m->num_hidden_layers;
 	x->a = (double)m->num_attention_heads;
@@ -156,7 +171,8 @@ arch_of(struct arch *x, const struct model_def *m)
 	    0;
 	x->Ie = m->moe_intermediate_size > 0 ?
 	    (double)m->moe_intermediate_size : x->I;
-	x->N = (double)m->total_params;
+	x->N = (double)total;
+	x->Na = active > 0 ? (double)active : x->N;
 	x->tied = m->tie_word_embeddings == 1;
 	return true;
 }
@@ -218,7 +234,7 @@ throughput(struct estimate *e, const struct doc *d, const struct plan *p,
     bool lora, bool qlora, double n_lora, double n_linear, double n_embed,
     bool fsdp, bool ds, bool ddp)
 {
-	double na = x->N, f, mfu, T, ga, world, dp, n, S, bytes = 0, bw;
+	double na = x->Na, f, mfu, T, ga, world, dp, n, S, bytes = 0, bw;
 	double tp = (double)(p->tp > 1 ? p->tp : 1);
 	double cp = (double)(p->cp > 1 ? p->cp : 1);
 	double hq = x->a * x->d, s = (double)p->sequence_len;
@@ -227,8 +243,6 @@ throughput(struct estimate *e, const struct doc *d, const struct plan *p,
 
 	if (g->tflops16 <= 0)
 		return;
-	if (e->model != NULL && e->model->active_params > 0)
-		na = (double)e->model->active_params;
 	/* FLOPs per trained token (section 10). */
 	if (lora)
 		f = 4 * na + 6 * n_lora + (gc ? 2 * na : 0);
@@ -346,12 +360,13 @@ estimate_run(struct estimate *e, const struct doc *d, const struct plan *p,
 	    g != NULL ? g->memory_gib * 0.995 : 0;
 	if (g == NULL)
 		return;
-	if (!arch_of(&x, e->model)) {
+	if (!arch_of(&x, e->model, &e->derived)) {
 		if (!arch_nominal(&x, e->model))
 			return;
 		e->nominal = true;
 	}
 	e->known = true;
+	e->params = (long long)x.N;
 
 	/* Section 1: where the parameters are. */
 	hq = x.a * x.d;
@@ -473,9 +488,20 @@ estimate_run(struct estimate *e, const struct doc *d, const struct plan *p,
 			cpu += optim;
 			optim = 0;
 		}
-		if (fsdp)	/* section 4.3: gathered units, with prefetch */
-			buffers += (qlora ? 0.5159 : wbytes) * (n_linear /
-			    x.L) * 2 + 2 * x.V * x.h;
+		if (fsdp) {
+			/* Section 4.3: gathered units, with prefetch, in
+			   the bytes the base is stored in; under expert
+			   parallelism a rank gathers only its own experts
+			   (section 4.4). */
+			double unit = n_linear / x.L, ex;
+
+			if (ep > 1 && x.E > 0 && unit > 0) {
+				ex = x.E * 3 * x.h * x.Ie / unit;
+				unit *= 1 - (1 - 1 / ep) * (ex < 1 ? ex : 1);
+			}
+			buffers += (lin > 0 ? lin : qlora ? 0.5159 : wbytes) *
+			    unit * 2 + 2 * x.V * x.h;
+		}
 	} else if (ds) {
 		/* Section 4.2: DeepSpeed's own estimator, current code. */
 		double P = x.N, Lg = x.V * x.h;

@@ -38,6 +38,8 @@ struct estimate {
 	bool known;			/* memory fields are valid */
 	bool nominal;			/* shape guessed from the nominal
 					   size: the catalog row is unverified */
+	bool derived;			/* params counted from the row's
+					   architecture: no verified total */
 	double per_gpu_peak_gib;
 	double capacity_gib;
 	bool fits;

@@ -437,3 +437,53 @@ hfconfig_parse(const struct model_def **out, const char *buf, size_t len,
 	*out = m;
 	return 0;
 }
+
+bool
+hfconfig_count(const struct model_def *m, long long *total, long long *active)
+{
+	struct fields f;
+	struct shape s;
+	double t, act;
+
+	if (m == NULL || m->hidden_size <= 0 || m->num_hidden_layers <= 0 ||
+	    m->num_attention_heads <= 0 || m->vocab_size <= 0 ||
+	    m->hidden_size > MAX_WIDTH || m->num_hidden_layers > MAX_COUNT ||
+	    m->num_attention_heads > MAX_COUNT || m->vocab_size > MAX_VOCAB)
+		return false;
+	f.map = NULL;
+	f.type = m->model_type != NULL ? m->model_type : "";
+	if (strchr(f.type, '/') != NULL)	/* "llama4/llama4_text" */
+		f.type = strrchr(f.type, '/') + 1;
+	if (type_is(&f, hybrid_types))
+		return false;
+	memset(&s, 0, sizeof(s));
+	s.h = m->hidden_size;
+	s.L = m->num_hidden_layers;
+	s.a = m->num_attention_heads;
+	s.akv = m->num_key_value_heads > 0 &&
+	    m->num_key_value_heads <= MAX_COUNT ? m->num_key_value_heads : s.a;
+	s.d = m->head_dim > 0 && m->head_dim <= MAX_WIDTH ? m->head_dim :
+	    s.h / s.a;
+	s.I = m->intermediate_size > 0 && m->intermediate_size <= MAX_WIDTH ?
+	    m->intermediate_size : 4 * s.h;
+	s.V = m->vocab_size;
+	if (m->num_experts > 0 && m->num_experts <= MAX_COUNT) {
+		s.E = m->num_experts;
+		s.k = m->num_experts_per_tok > 0 &&
+		    m->num_experts_per_tok <= s.E ? m->num_experts_per_tok : 2;
+		s.Ie = m->moe_intermediate_size > 0 &&
+		    m->moe_intermediate_size <= MAX_WIDTH ?
+		    m->moe_intermediate_size : s.I;
+		s.nshared = m->shared_experts > 0 &&
+		    m->shared_experts <= MAX_COUNT ? m->shared_experts : 0;
+		s.kdense = m->first_k_dense > 0 && m->first_k_dense <= s.L ?
+		    m->first_k_dense : 0;
+	}
+	s.tied = m->tie_word_embeddings == 1;
+	count(&s, &f, &t, &act);
+	if (!(t > 0 && t < 1e15))
+		return false;
+	*total = (long long)(t + 0.5);
+	*active = (long long)(act + 0.5);
+	return true;
+}

@@ -8,6 +8,7 @@
 #ifndef CORE_HFCONFIG_H
 #define CORE_HFCONFIG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "err.h"
@@ -33,5 +34,14 @@ struct model_def;
 int hfconfig_parse(const struct model_def **out, const char *buf,
     size_t len, const char *id, const char *source,
     const struct limits *lim, struct arena *a, struct err *e);
+
+/*
+ * The same counts from facts already in a model_def (a catalog row whose
+ * architecture columns are known but whose total is not): false when a
+ * required fact is missing or the model_type is a hybrid.  No MLA or
+ * interleaving details: the row does not carry them.
+ */
+bool hfconfig_count(const struct model_def *m, long long *total,
+    long long *active);
 
 #endif /* CORE_HFCONFIG_H */

@@ -402,6 +402,105 @@ test_hfconfig__lookup_only_on_a_catalog_miss(void **state)
 	arena_fini(&a);
 }
 
+static struct report *
+check_text(const char *text, long gpus, struct arena *a)
+{
+	struct context ctx;
+	struct limits lim;
+	struct err e = { 0 };
+	struct report *r = NULL;
+
+	limits_default(&lim);
+	context_default(&ctx);
+	ctx.gpus = gpus;
+	if (check_run(&r, text, strlen(text), &ctx, &lim, a, &e) != 0)
+		fail_msg("%s", e.msg);
+	return r;
+}
+
+static bool
+has_finding(const struct report *r, const char *rule, const char *text)
+{
+	size_t i;
+
+	for (i = 0; i < r->nfindings; i++)
+		if (strcmp(r->findings[i].rule, rule) == 0 &&
+		    strstr(r->findings[i].message, text) != NULL)
+			return true;
+	return false;
+}
+
+/* Catalog rows with their architecture but no verified total (models.tsv
+   "not derived (hybrid/special arch)") are counted with the same
+   formula and say so; true hybrids stay without an estimate. */
+static void
+test_hfconfig__catalog_rows_without_a_total(void **state)
+{
+	char text[512];
+	struct arena a;
+	struct report *r;
+	long long total, active;
+	size_t i, derived = 0, hybrid = 0;
+
+	(void)state;
+	for (i = 0; i < models_table_len; i++) {
+		const struct model_def *m = &models_table[i];
+
+		if (m->total_params > 0 || m->hidden_size <= 0)
+			continue;
+		arena_init(&a, (size_t)64 << 20);
+		snprintf(text, sizeof(text), "base_model: %s\nsequence_len: "
+		    "2048\nmicro_batch_size: 1\ngradient_accumulation_steps: "
+		    "1\ndatasets:\n  - path: x\n    type: alpaca\n",
+		    m->hf_id);
+		r = check_text(text, 8, &a);
+		if (hfconfig_count(m, &total, &active)) {
+			assert_true(r->estimate->known);
+			assert_true(r->estimate->derived);
+			assert_int_equal(r->estimate->params, total);
+			assert_true(active > 0 && active <= total);
+			assert_true(has_finding(r, "estimate.model_unknown",
+			    "no verified parameter count"));
+			derived++;
+		} else {
+			assert_false(r->estimate->known);
+			assert_true(has_finding(r, "estimate.model_unknown",
+			    "no size"));
+			hybrid++;
+		}
+		arena_fini(&a);
+	}
+	/* DeepSeek-V4-Flash, GLM-5.2, MiniMax-M2; the Jamba rows. */
+	assert_true(derived >= 3);
+	assert_true(hybrid >= 2);
+}
+
+/* The GLM-5.2 NVFP4 example says it runs on 8 x H100 (its first line:
+   "FSDP2 multi-GPU (2xB200 / 8xH100)"); under pure expert parallelism a
+   rank gathers only its own experts, in NVFP4 bytes. */
+static void
+test_hfconfig__glm52_example_fits_8_h100(void **state)
+{
+	char path[512];
+	char *text;
+	size_t len;
+	struct arena a;
+	struct report *r;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/corpus/axolotl/examples/glm_moe_dsa/"
+	    "glm-5.2-nvfp4-lora.yaml", fixture_shared());
+	text = fixture_read(path, &len);
+	assert_non_null(text);
+	arena_init(&a, (size_t)64 << 20);
+	r = check_text(text, 8, &a);
+	assert_true(r->estimate->known && r->estimate->derived);
+	assert_true(r->estimate->fits);
+	assert_true(r->estimate->breakdown.buffers_gib < 8);
+	arena_fini(&a);
+	free(text);
+}
+
 /* preflight check --model-config: used, and a bad file is exit 2 with
    file:line:col. */
 static void
@@ -469,6 +568,8 @@ main(void)
 		cmocka_unit_test(test_hfconfig__errors),
 		cmocka_unit_test(test_hfconfig__estimate_with_a_given_model),
 		cmocka_unit_test(test_hfconfig__lookup_only_on_a_catalog_miss),
+		cmocka_unit_test(test_hfconfig__catalog_rows_without_a_total),
+		cmocka_unit_test(test_hfconfig__glm52_example_fits_8_h100),
 		cmocka_unit_test(test_hfconfig__cli_model_config),
 	};
 
