@@ -747,7 +747,7 @@ list_stmt(struct store_sqlite *s, unsigned mask, struct err *e)
 	if (mask & F_RULE)
 		n += (size_t)snprintf(sql + n, sizeof(sql) - n,
 		    " AND id IN (SELECT check_id FROM findings WHERE "
-		    "rule = ?5)");
+		    "rule = ?5 AND severity <> 'info')");
 	if (mask & F_SINCE)
 		n += (size_t)snprintf(sql + n, sizeof(sql) - n,
 		    " AND id >= ?6");
