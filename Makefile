@@ -40,7 +40,7 @@ MIGRATIONS = $(sort $(wildcard migrations/[0-9][0-9][0-9][0-9]_*.sql))
 TESTS      = $(patsubst tests/%.c,%,$(wildcard tests/test_*.c))
 TEST_BINS  = $(addprefix $(B)/tests/,$(TESTS))
 
-.PHONY: all deps test run-tests lint clean run docs bench fuzz
+.PHONY: all deps test run-tests lint clean run docs bench fuzz fuzz-deps
 .SECONDARY:
 
 all: deps
@@ -69,6 +69,7 @@ deps:
 	done; \
 	python3 -c 'import yaml, jsonschema' 2>/dev/null || \
 		missing="$$missing python3 python3-yaml python3-jsonschema"; \
+	command -v wrk >/dev/null 2>&1 || missing="$$missing wrk"; \
 	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" = 0 ]; then \
 			echo "make deps: installing$$missing"; \
@@ -184,22 +185,58 @@ clean:
 
 -include $(shell find build -name '*.d' 2>/dev/null)
 
-# libFuzzer on the whole check (tests/fuzz/fuzz_check.c) with ASan and
-# UBSan; seeds are the Axolotl examples and the rule fixtures.  Crashes
-# land in build/fuzz/ as crash-*; each becomes a regression test.
+# libFuzzer with ASan and UBSan on three targets: the whole check
+# (tests/fuzz/fuzz_check.c; seeds: the Axolotl examples and the rule
+# fixtures, a dictionary of Axolotl keys), the JSON request decoder and the
+# router / query-string parsers (tests/fuzz/fuzz_api.c, built twice).
+# `make fuzz FUZZ_SECONDS=N` runs each for N seconds.  Crashes land in
+# build/fuzz/<target>/ as crash-*; each becomes a regression test.
 FUZZ_SECONDS ?= 60
-FUZZ_SRC = tests/fuzz/fuzz_check.c $(CORE_SRC) api/encode.c api/jsonw.c
-fuzz: build/gen/tables.c
-	@mkdir -p build/fuzz/corpus
-	clang -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -g -O1 \
-	    -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	    -I. -Ibuild/gen $(PKG_CFLAGS) -o build/fuzz/fuzz_check \
-	    $(FUZZ_SRC) build/gen/tables.c $(PKG_LIBS) -lm
+FUZZ_CC = clang -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -g -O1 \
+	  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	  -I. -Ibuild/gen $(PKG_CFLAGS)
+FUZZ_RUN = -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048
+FUZZ_API_SRC = tests/fuzz/fuzz_api.c $(CORE_SRC) $(API_SRC) \
+	       server/store_sqlite.c build/gen/tables.c build/gen/migrations.c
+fuzz-deps:
+	@if ! command -v clang >/dev/null 2>&1 || \
+	    ! ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a \
+	    >/dev/null 2>&1; then \
+		if [ "$$(id -u)" = 0 ]; then \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+			    apt-get install -y -qq --no-install-recommends \
+			    clang libclang-rt-dev; \
+		else echo "make fuzz: run sudo apt-get install -y clang" \
+		    "libclang-rt-dev"; exit 1; fi; \
+	fi
+
+fuzz: fuzz-deps build/gen/tables.c build/gen/migrations.c
+	@mkdir -p build/fuzz/check/corpus build/fuzz/json/corpus \
+	    build/fuzz/route/corpus
+	$(FUZZ_CC) -o build/fuzz/fuzz_check tests/fuzz/fuzz_check.c \
+	    $(CORE_SRC) api/encode.c api/jsonw.c build/gen/tables.c \
+	    $(PKG_LIBS) -lm
+	$(FUZZ_CC) -DFUZZ_MODE_JSON -o build/fuzz/fuzz_json $(FUZZ_API_SRC) \
+	    $(PKG_LIBS) -lpthread -lm
+	$(FUZZ_CC) -DFUZZ_MODE_ROUTE -o build/fuzz/fuzz_route $(FUZZ_API_SRC) \
+	    $(PKG_LIBS) -lpthread -lm
 	@awk -F'\t' '$$1 !~ /^#/ && $$1 != "key" { print "\"" $$1 ":\"" }' \
 	    core/data/axolotl-keys.tsv > build/fuzz/keys.dict
 	@for f in $(CORPUS) tests/fixtures/rules/*.yaml; do \
-	    { printf '\001'; cat $$f; } > build/fuzz/corpus/$$(echo $$f | md5sum | cut -c1-16); done
-	build/fuzz/fuzz_check -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
-	    -timeout=10 -rss_limit_mb=2048 -artifact_prefix=build/fuzz/ \
-	    -dict=build/fuzz/keys.dict build/fuzz/corpus 2>&1 | tail -20
+	    h=$$(echo $$f | md5sum | cut -c1-16); \
+	    { printf '\001'; cat $$f; } > build/fuzz/check/corpus/$$h; \
+	    $(PYTHON) -c 'import json,sys; sys.stdout.write(chr(2) + json.dumps({"config": open(sys.argv[1]).read(), "context": {"gpus": 8, "gpu": "h100-sxm"}, "name": sys.argv[1][-40:], "labels": {"k": "v"}}))' \
+	        $$f > build/fuzz/json/corpus/$$h; done
+	@n=0; while IFS= read -r line; do n=$$((n+1)); \
+	    { printf '%s\n' "$$line"; cat tests/fixtures/rules/schema.duplicate_key.fail.yaml; } \
+	    > build/fuzz/route/corpus/seed$$n; done < tests/fuzz/routes.txt
+	@for t in check json route; do echo "== fuzz_$$t ($(FUZZ_SECONDS) s)"; \
+	    dict=build/fuzz/keys.dict; [ $$t = json ] && dict=tests/fuzz/json.dict; \
+	    [ $$t = route ] && dict=tests/fuzz/route.dict; \
+	    build/fuzz/fuzz_$$t $(FUZZ_RUN) -max_len=65536 \
+	        -artifact_prefix=build/fuzz/$$t/ -dict=$$dict \
+	        build/fuzz/$$t/corpus > build/fuzz/$$t.log 2>&1; rc=$$?; \
+	    grep -E '^#[0-9]+.*(DONE|pulse)|^Done' build/fuzz/$$t.log | tail -2; \
+	    if [ $$rc -ne 0 ]; then tail -40 build/fuzz/$$t.log; exit $$rc; fi; \
+	    done
 
