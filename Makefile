@@ -40,7 +40,7 @@ MIGRATIONS = $(sort $(wildcard migrations/[0-9][0-9][0-9][0-9]_*.sql))
 TESTS      = $(patsubst tests/%.c,%,$(wildcard tests/test_*.c))
 TEST_BINS  = $(addprefix $(B)/tests/,$(TESTS))
 
-.PHONY: all deps test run-tests lint clean run docs bench fuzz fuzz-deps
+.PHONY: all deps test run-tests lint clean run docs bench fuzz fuzz-deps soak
 .SECONDARY:
 
 all: deps
@@ -130,11 +130,16 @@ run-tests: $(B)/preflight $(TEST_BINS)
 	echo "== tests/auth_ci.py"; \
 	$(PYTHON) tests/auth_ci.py $(B)/preflight $(SHARED); \
 	echo "== tests/crash_recovery.py"; \
-	$(PYTHON) tests/crash_recovery.py $(B)/preflight $(SHARED) 3; \
+	$(PYTHON) tests/crash_recovery.py $(B)/preflight $(SHARED) 5; \
+	echo "== tests/hostile_http.py"; \
+	PREFLIGHT_RSS_LIMIT_MIB=512 $(PYTHON) tests/hostile_http.py \
+	    $(B)/preflight $(SHARED); \
 	if [ -x build/preflight ]; then \
 		echo "== hostile inputs, release binary (1 s hang guard)"; \
 		PREFLIGHT_BIN=build/preflight HOSTILE_MAX_MS=1000 \
-		    $(B)/tests/test_hostile; fi; \
+		    $(B)/tests/test_hostile; \
+		echo "== tests/hostile_http.py, release binary (RSS <= 64 MiB)"; \
+		$(PYTHON) tests/hostile_http.py build/preflight $(SHARED); fi; \
 	echo "== all test suites passed"
 
 # docs/rules.md is generated from the rule table, so it never drifts;
@@ -158,6 +163,17 @@ bench: all
 build/bench/core_bench: tests/bench/core_bench.c build/tests/fixture.o $(patsubst %.c,build/%.o,$(CORE_SRC) $(API_SRC)) build/gen/tables.o
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -DSHARED_DIR='"$(SHARED)"' -DBUILD_DIR='"build"' -o $@ $^ $(LDLIBS)
+
+# Long reliability runs (docs/reliability.md): 50 rounds of SIGKILL under
+# concurrent submissions on the sanitizer build, then 10 minutes at 500
+# requests/s of mixed reads and writes on the release build.
+SOAK_SECONDS ?= 600
+soak: deps
+	@$(MAKE) --no-print-directory build/preflight
+	@$(MAKE) --no-print-directory B=build/san OPT="-O1 -g -DARENA_DEBUG" \
+	    SAN="$(SANFLAGS)" build/san/preflight
+	$(PYTHON) tests/crash_recovery.py build/san/preflight $(SHARED) 50
+	$(PYTHON) tests/soak.py build/preflight $(SHARED) $(SOAK_SECONDS) 500
 
 run: all
 	@mkdir -p data
