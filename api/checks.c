@@ -1077,27 +1077,23 @@ h_list_checks(struct api_ctx *ctx, const struct api_req *req,
 }
 
 /* The findings of a stored check, as a JSON array (new reference). */
+/* The findings of a parsed stored check (an empty array if none). */
 static json_t *
-stored_findings(const char *json)
+stored_findings(json_t *j)
 {
-	json_t *j = json_loads(json, 0, NULL), *f;
+	json_t *f = json_object_get(j, "findings");
 
-	f = json_incref(json_object_get(j, "findings"));
-	json_decref(j);
-	return f != NULL ? f : json_array();
+	return json_is_array(f) ? f : NULL;
 }
 
 static double
-stored_peak(const char *json, bool *known)
+stored_peak(json_t *j, bool *known)
 {
-	json_t *j = json_loads(json, 0, NULL);
 	json_t *p = json_object_get(json_object_get(json_object_get(j,
 	    "estimate"), "memory"), "per_gpu_peak_gib");
-	double v = json_is_number(p) ? json_number_value(p) : 0.0;
 
 	*known = json_is_number(p);
-	json_decref(j);
-	return v;
+	return json_is_number(p) ? json_number_value(p) : 0.0;
 }
 
 static bool
@@ -1131,13 +1127,15 @@ findings_minus(json_t *to, json_t *from)
 
 /* The change from `older` to `newer`: a new JSON object. */
 static json_t *
-changes(const struct store_check *newer, const struct store_check *older)
+changes(const struct store_check *newer, const struct store_check *older,
+    json_t *jn, json_t *jo)
 {
-	json_t *fn = stored_findings(newer->json);
-	json_t *fo = stored_findings(older->json);
+	json_t *empty = json_array();
+	json_t *fn = stored_findings(jn) != NULL ? stored_findings(jn) : empty;
+	json_t *fo = stored_findings(jo) != NULL ? stored_findings(jo) : empty;
 	bool kn, ko;
-	double pn = stored_peak(newer->json, &kn);
-	double po = stored_peak(older->json, &ko);
+	double pn = stored_peak(jn, &kn);
+	double po = stored_peak(jo, &ko);
 	json_t *j = json_pack("{s:b, s:{s:s, s:s}, s:o, s:o}",
 	    "config_changed", strcmp(newer->config_sha256,
 	    older->config_sha256) != 0,
@@ -1148,8 +1146,7 @@ changes(const struct store_check *newer, const struct store_check *older)
 	if (j != NULL)
 		json_object_set_new(j, "memory_delta_gib", kn && ko ?
 		    json_real(pn - po) : json_null());
-	json_decref(fn);
-	json_decref(fo);
+	json_decref(empty);
 	return j;
 }
 
@@ -1166,7 +1163,7 @@ h_history(struct api_ctx *ctx, const struct api_req *req,
 	struct err e = { 0 };
 	struct bounds bd;
 	char next[64], created[40];
-	json_t *out, *arr;
+	json_t *out, *arr, **parsed;
 	size_t n, i, page;
 
 	if (query_only(q, allowed, resp) != 0 ||
@@ -1180,6 +1177,15 @@ h_history(struct api_ctx *ctx, const struct api_req *req,
 		return;
 	}
 	page = n < sq.limit ? n : sq.limit - 1;
+	/* Each stored report parsed once: item i is compared with i + 1. */
+	parsed = ARENA_NEW(req->arena, json_t *, n + 1);
+	if (parsed == NULL) {
+		err_set(&e, ERR_NOMEM, NULL, "out of memory");
+		api_problem_err(resp, &e);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		parsed[i] = json_loads(items[i].json, 0, NULL);
 	arr = json_array();
 	for (i = 0; i < page; i++) {
 		const struct store_check *c = &items[i];
@@ -1198,13 +1204,16 @@ h_history(struct api_ctx *ctx, const struct api_req *req,
 			json_object_set_new(item, "previous_id",
 			    json_string(items[i + 1].id));
 			json_object_set_new(item, "changes",
-			    changes(c, &items[i + 1]));
+			    changes(c, &items[i + 1], parsed[i],
+			    parsed[i + 1]));
 		} else {
 			json_object_set_new(item, "previous_id", json_null());
 			json_object_set_new(item, "changes", json_null());
 		}
 		json_array_append_new(arr, item);
 	}
+	for (i = 0; i < n; i++)
+		json_decref(parsed[i]);
 	out = json_pack("{s:s, s:o}", "name", m->param[0], "items", arr);
 	if (out != NULL && n > page && page > 0) {
 		cursor_encode(next, sizeof(next), items[page - 1].id);
@@ -1226,6 +1235,7 @@ h_diff(struct api_ctx *ctx, const struct api_req *req,
 	const char *team = req->admin ? NULL : req->team;
 	struct store_check a, b;
 	struct err e = { 0 };
+	json_t *ja, *jb;
 	json_t *j;
 
 	if (query_only(q, allowed, resp) != 0)
@@ -1247,7 +1257,11 @@ h_diff(struct api_ctx *ctx, const struct api_req *req,
 		api_problem_err(resp, &e);
 		return;
 	}
-	j = changes(&a, &b);
+	ja = json_loads(a.json, 0, NULL);
+	jb = json_loads(b.json, 0, NULL);
+	j = changes(&a, &b, ja, jb);
+	json_decref(ja);
+	json_decref(jb);
 	if (j != NULL) {
 		json_object_set_new(j, "id", json_string(a.id));
 		json_object_set_new(j, "against", json_string(b.id));

@@ -731,30 +731,43 @@ list_stmt(struct store_sqlite *s, unsigned mask, struct err *e)
 
 	if (s->r.list[mask] != NULL)
 		return s->r.list[mask];
-	n = (size_t)snprintf(sql, sizeof(sql),
-	    "SELECT id, created_at, team, name, config_sha256, verdict, "
-	    "errors, warnings, infos, context, report FROM checks "
-	    "WHERE (?1 IS NULL OR id < ?1)");
+	/*
+	 * Plain comparisons only (the cursor is bound to "~", above every
+	 * id, when absent), so each filter is a range on an index and a
+	 * page costs O(log n + limit).  With a rule, the walk is driven by
+	 * findings_rule_check (migration 0003) from the cursor down, one
+	 * row per check; the other filters apply to the joined check.
+	 */
+	if (mask & F_RULE)
+		n = (size_t)snprintf(sql, sizeof(sql),
+		    "SELECT c.id, c.created_at, c.team, c.name, "
+		    "c.config_sha256, c.verdict, c.errors, c.warnings, "
+		    "c.infos, c.context, c.report FROM findings f CROSS JOIN "
+		    "checks c ON c.id = f.check_id WHERE f.rule = ?5 AND "
+		    "f.severity <> 'info' AND f.check_id < ?1");
+	else
+		n = (size_t)snprintf(sql, sizeof(sql),
+		    "SELECT id, created_at, team, name, config_sha256, "
+		    "verdict, errors, warnings, infos, context, report FROM "
+		    "checks c WHERE c.id < ?1");
 	if (mask & F_TEAM)
 		n += (size_t)snprintf(sql + n, sizeof(sql) - n,
-		    " AND team = ?2");
+		    " AND c.team = ?2");
 	if (mask & F_NAME)
 		n += (size_t)snprintf(sql + n, sizeof(sql) - n,
-		    " AND name = ?3");
+		    " AND c.name = ?3");
 	if (mask & F_VERDICT)
 		n += (size_t)snprintf(sql + n, sizeof(sql) - n,
-		    " AND verdict = ?4");
-	if (mask & F_RULE)
-		n += (size_t)snprintf(sql + n, sizeof(sql) - n,
-		    " AND id IN (SELECT check_id FROM findings WHERE "
-		    "rule = ?5 AND severity <> 'info')");
+		    " AND c.verdict = ?4");
 	if (mask & F_SINCE)
 		n += (size_t)snprintf(sql + n, sizeof(sql) - n,
-		    " AND id >= ?6");
+		    " AND c.id >= ?6");
 	if (mask & F_UNTIL)
 		n += (size_t)snprintf(sql + n, sizeof(sql) - n,
-		    " AND id < ?7");
-	snprintf(sql + n, sizeof(sql) - n, " ORDER BY id DESC LIMIT ?8");
+		    " AND c.id < ?7");
+	snprintf(sql + n, sizeof(sql) - n, (mask & F_RULE) ?
+	    " GROUP BY f.check_id ORDER BY f.check_id DESC LIMIT ?8" :
+	    " ORDER BY c.id DESC LIMIT ?8");
 	if (prepare(s->r.db, &s->r.list[mask], sql, e) != 0)
 		return NULL;
 	return s->r.list[mask];
@@ -791,7 +804,8 @@ list_checks(void *self, struct store_check **out, size_t *n,
 		rv = ERR_STORE;
 		goto out;
 	}
-	if (bind_opt(st, 1, q->before_id) || bind_opt(st, 2, q->team) ||
+	if (sqlite3_bind_text(st, 1, q->before_id != NULL ? q->before_id :
+	    "~", -1, SQLITE_STATIC) || bind_opt(st, 2, q->team) ||
 	    bind_opt(st, 3, q->name) || bind_opt(st, 4, q->verdict) ||
 	    bind_opt(st, 5, q->rule) ||
 	    bind_opt(st, 6, q->since_id) || bind_opt(st, 7, q->until_id) ||
