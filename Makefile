@@ -149,7 +149,8 @@ docs: all
 
 # Timings are measurements, not test assertions: they live here.
 CORPUS = $(shell find $(SHARED)/corpus/axolotl/examples -name '*.y*ml' 2>/dev/null | sort)
-bench: all
+BENCH_ROWS ?= 100000
+bench: deps all
 	@$(MAKE) --no-print-directory build/bench/core_bench build/tests/test_hostile
 	@echo "== core: every example config, 10 passes"
 	@build/bench/core_bench 10 $(CORPUS)
@@ -159,6 +160,14 @@ bench: all
 	@echo "== hostile inputs through the release binary, 100 ms each"
 	@PREFLIGHT_BIN=build/preflight HOSTILE_MAX_MS=100 SHARED_DIR=$(SHARED) \
 	    build/tests/test_hostile | grep -E ' ms |PASSED|FAILED'
+	@echo "== time per check against config size"
+	@build/bench/core_bench --scale \
+	    $(SHARED)/corpus/axolotl/examples/llama-3/qlora-fsdp-70b.yaml
+	@echo "== HTTP: wrk against one server (issue #4 point 5, #6 items 3-4)"
+	@$(PYTHON) tests/bench/http_bench.py build/preflight \
+	    $(SHARED)/corpus/axolotl/examples/llama-3/qlora-fsdp-70b.yaml 5
+	@echo "== queries against stored rows (BENCH_ROWS=1000000 for 10^6)"
+	@$(PYTHON) tests/bench/store_scale.py build/preflight $(BENCH_ROWS)
 
 build/bench/core_bench: tests/bench/core_bench.c build/tests/fixture.o $(patsubst %.c,build/%.o,$(CORE_SRC) $(API_SRC)) build/gen/tables.o
 	@mkdir -p $(dir $@)
@@ -201,10 +210,11 @@ clean:
 
 -include $(shell find build -name '*.d' 2>/dev/null)
 
-# libFuzzer with ASan and UBSan on three targets: the whole check
-# (tests/fuzz/fuzz_check.c; seeds: the Axolotl examples and the rule
-# fixtures, a dictionary of Axolotl keys), the JSON request decoder and the
-# router / query-string parsers (tests/fuzz/fuzz_api.c, built twice).
+# libFuzzer with ASan and UBSan on four targets: the YAML document layer
+# (tests/fuzz/fuzz_doc.c) and the whole check (tests/fuzz/fuzz_check.c),
+# both seeded with the Axolotl examples and the rule fixtures and given a
+# dictionary of Axolotl keys; the JSON request decoder and the router /
+# query-string parsers (tests/fuzz/fuzz_api.c, built twice).
 # `make fuzz FUZZ_SECONDS=N` runs each for N seconds.  Crashes land in
 # build/fuzz/<target>/ as crash-*; each becomes a regression test.
 FUZZ_SECONDS ?= 60
@@ -228,10 +238,12 @@ fuzz-deps:
 
 fuzz: fuzz-deps build/gen/tables.c build/gen/migrations.c
 	@mkdir -p build/fuzz/check/corpus build/fuzz/json/corpus \
-	    build/fuzz/route/corpus
+	    build/fuzz/route/corpus build/fuzz/doc/corpus
 	$(FUZZ_CC) -o build/fuzz/fuzz_check tests/fuzz/fuzz_check.c \
 	    $(CORE_SRC) api/encode.c api/jsonw.c build/gen/tables.c \
 	    $(PKG_LIBS) -lm
+	$(FUZZ_CC) -o build/fuzz/fuzz_doc tests/fuzz/fuzz_doc.c \
+	    core/arena.c core/doc.c core/err.c core/scalar.c $(PKG_LIBS) -lm
 	$(FUZZ_CC) -DFUZZ_MODE_JSON -o build/fuzz/fuzz_json $(FUZZ_API_SRC) \
 	    $(PKG_LIBS) -lpthread -lm
 	$(FUZZ_CC) -DFUZZ_MODE_ROUTE -o build/fuzz/fuzz_route $(FUZZ_API_SRC) \
@@ -241,12 +253,14 @@ fuzz: fuzz-deps build/gen/tables.c build/gen/migrations.c
 	@for f in $(CORPUS) tests/fixtures/rules/*.yaml; do \
 	    h=$$(echo $$f | md5sum | cut -c1-16); \
 	    { printf '\001'; cat $$f; } > build/fuzz/check/corpus/$$h; \
+	    { printf '\000'; cat $$f; } > build/fuzz/doc/corpus/$$h; \
 	    $(PYTHON) -c 'import json,sys; sys.stdout.write(chr(2) + json.dumps({"config": open(sys.argv[1]).read(), "context": {"gpus": 8, "gpu": "h100-sxm"}, "name": sys.argv[1][-40:], "labels": {"k": "v"}}))' \
 	        $$f > build/fuzz/json/corpus/$$h; done
 	@n=0; while IFS= read -r line; do n=$$((n+1)); \
 	    { printf '%s\n' "$$line"; cat tests/fixtures/rules/schema.duplicate_key.fail.yaml; } \
 	    > build/fuzz/route/corpus/seed$$n; done < tests/fuzz/routes.txt
-	@for t in check json route; do echo "== fuzz_$$t ($(FUZZ_SECONDS) s)"; \
+	@for t in doc check json route; do \
+	    echo "== fuzz_$$t ($(FUZZ_SECONDS) s)"; \
 	    dict=build/fuzz/keys.dict; [ $$t = json ] && dict=tests/fuzz/json.dict; \
 	    [ $$t = route ] && dict=tests/fuzz/route.dict; \
 	    build/fuzz/fuzz_$$t $(FUZZ_RUN) -max_len=65536 \
