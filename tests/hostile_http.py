@@ -27,20 +27,12 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pflib import check, serve, summary  # noqa: E402
+from pflib import check, rss_kib, serve, summary  # noqa: E402
 
 BIN, SHARED = sys.argv[1], sys.argv[2]
 # 64 MiB for a release build; a sanitizer build's shadow memory and
 # quarantine need more (the Makefile passes PREFLIGHT_RSS_LIMIT_MIB).
 RSS_LIMIT_KIB = int(os.environ.get("PREFLIGHT_RSS_LIMIT_MIB", "64")) * 1024
-
-
-def rss_kib(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
 
 
 class Srv:

@@ -40,3 +40,12 @@ def serve(binary, db, log, args=(), env=None):
         time.sleep(0.02)
     log.seek(0)
     raise RuntimeError("server did not start: " + log.read())
+
+
+def rss_kib(pid):
+    """The resident set size of process pid, KiB (0 if unknown)."""
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0

@@ -23,7 +23,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pflib import check, serve, summary  # noqa: E402
+from pflib import check, rss_kib, serve, summary  # noqa: E402
 
 BIN, SHARED = sys.argv[1], sys.argv[2]
 SECONDS = int(sys.argv[3]) if len(sys.argv) > 3 else 600
@@ -32,14 +32,6 @@ EX = os.path.join(SHARED, "corpus", "axolotl", "examples")
 CONFIGS = [open(os.path.join(EX, "llama-3", "lora-1b.yml"), "rb").read(),
            open(os.path.join(EX, "llama-3", "qlora-fsdp-70b.yaml"),
                 "rb").read()]
-
-
-def rss_kib(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
 
 
 class Stats:

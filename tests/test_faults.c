@@ -519,35 +519,62 @@ verify(struct env *env)
 	sqlite3_close(db);
 }
 
-/* The n-th write or sync from now fails, for n = 0 .. 60: the faulted
-   request is a 503 or (fault not reached) a 201, and the next works. */
+/* Arm a fault at position n (from now) of the kind under test. */
+typedef void (*arm_fn)(long n);
+
 static void
-test_faults__io_error_on_the_nth_write(void **state)
+arm_io(long n)
+{
+	atomic_store(&io_failed, 0);
+	atomic_store(&io_countdown, n);
+	atomic_store(&io_mode, FAULT_IOERR);
+}
+
+static void
+arm_mem(long n)
+{
+	atomic_store(&mem_failed, 0);
+	atomic_store(&mem_countdown, n);
+}
+
+/*
+ * For n = 0 .. last: a fault at the n-th operation from now; the faulted
+ * request is a 503 or (fault not reached) a 201, and the next request
+ * works.  Then every 201 survives a reopen.  How many positions failed
+ * the request.
+ */
+static int
+sweep(arm_fn arm, long last, const char *what)
 {
 	struct env env;
 	long n;
 	int failed = 0;
 
-	(void)state;
 	env_open(&env);
 	assert_int_equal(post(&env), 201);
-	for (n = 0; n <= 60; n++) {
-		atomic_store(&io_failed, 0);
-		atomic_store(&io_countdown, n);
-		atomic_store(&io_mode, FAULT_IOERR);
+	for (n = 0; n <= last; n++) {
+		arm(n);
 		if (post(&env) == 503)
 			failed++;
 		faults_off();
 		if (post(&env) != 201)
-			fail_msg("the request after a fault at write %ld "
-			    "failed", n);
+			fail_msg("the request after a fault at %s %ld failed",
+			    what, n);
 	}
-	/* The first few positions hit the commit itself. */
-	print_message("write faults: %d of 61 positions failed the request\n",
-	    failed);
-	assert_true(failed >= 3);
+	print_message("%s faults: %d of %ld positions failed the request\n",
+	    what, failed, last + 1);
 	verify(&env);
 	env_close(&env);
+	return failed;
+}
+
+/* The n-th write or sync from now fails, for n = 0 .. 60. */
+static void
+test_faults__io_error_on_the_nth_write(void **state)
+{
+	(void)state;
+	/* The first few positions hit the commit itself. */
+	assert_true(sweep(arm_io, 60, "write") >= 3);
 }
 
 /* A full disk: writes answer 503, reads and lists keep working, /readyz
@@ -590,28 +617,8 @@ test_faults__disk_full(void **state)
 static void
 test_faults__allocation_failure_in_sqlite(void **state)
 {
-	struct env env;
-	long n;
-	int failed = 0;
-
 	(void)state;
-	env_open(&env);
-	assert_int_equal(post(&env), 201);
-	for (n = 0; n <= 80; n++) {
-		atomic_store(&mem_failed, 0);
-		atomic_store(&mem_countdown, n);
-		if (post(&env) == 503)
-			failed++;
-		faults_off();
-		if (post(&env) != 201)
-			fail_msg("the request after an allocation failure at "
-			    "%ld failed", n);
-	}
-	print_message("allocation faults: %d of 81 positions failed the "
-	    "request\n", failed);
-	assert_true(failed >= 1);
-	verify(&env);
-	env_close(&env);
+	assert_true(sweep(arm_mem, 80, "allocation") >= 1);
 }
 
 /* ---- the core under an arena budget --------------------------------- */

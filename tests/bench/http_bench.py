@@ -23,7 +23,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 ".."))
-from pflib import serve  # noqa: E402
+from pflib import rss_kib, serve  # noqa: E402
 
 LUA = """
 local body_file = os.getenv("PF_BODY")
@@ -47,14 +47,6 @@ done = function(summary, latency, requests)
     summary.errors.timeout, summary.errors.status))
 end
 """
-
-
-def rss_kib(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
 
 
 def fds(pid):
