@@ -3,7 +3,7 @@
 
 For 10^3, 10^5 and 10^6 stored checks: a database made by `preflight
 migrate` and filled with copies of one real stored check (its report, config
-and one warning finding; ids in order, 100 config names), served by
+and one warning finding; ids in order, 10 config names), served by
 `preflight serve`; then the median time of GET /v1/checks (first page, a
 page from the middle through its cursor, verdict and rule filters) and of
 GET /v1/configs/{name}/checks (one config's history) over 30 requests each.
@@ -81,7 +81,7 @@ def fill(path, binary, t, rows):
         "WHERE i < ?) INSERT INTO checks (id, created_at, team, name, "
         "config_sha256, verdict, errors, warnings, infos, context, report, "
         "config, idem_key, body_sha256) SELECT printf('%026d', i), "
-        "? + i, 'default', printf('cfg-%d.yaml', i % 100), ?, ?, ?, ?, ?, "
+        "? + i, 'default', printf('cfg-%d.yaml', i % 10), ?, ?, ?, ?, ?, "
         "?, ?, ?, NULL, ? FROM n",
         (rows, t["created_at"], t["config_sha256"], t["verdict"],
          t["errors"], t["warnings"], t["infos"], t["context"], t["report"],
