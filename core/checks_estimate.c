@@ -36,7 +36,8 @@ check_estimate_model_unknown(struct rule_ctx *rc)
 		    "parameter count for %.200s (%.60s): the estimate counts "
 		    "%.1fB parameters from its architecture with the dense/MoE "
 		    "formula, which its special layers may not follow",
-		    e->model->hf_id, e->model->model_type,
+		    e->model->hf_id, e->model->model_type != NULL ?
+		    e->model->model_type : "unknown type",
 		    (double)e->params / 1e9);
 	if (e->model != NULL && e->nominal)
 		return rule_report(rc, k, "the catalog's architecture facts "
