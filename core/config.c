@@ -285,6 +285,30 @@ plugin_listed(const struct doc_node *plugins, const struct key_def *k)
 	return false;
 }
 
+/*
+ * The common case without parsing the annotation: "bool | None" and its
+ * int/str/float siblings (300 of the schema's keys) given exactly that
+ * kind or null, which pydantic accepts as is.  False: ask ty_accepts.
+ */
+static bool
+plainly_accepted(const char *type, const struct doc_node *v)
+{
+	static const struct {
+		const char *type;
+		enum doc_kind kind;
+	} plain[] = {
+		{ "bool | None", DOC_BOOL }, { "int | None", DOC_INT },
+		{ "str | None", DOC_STR }, { "float | None", DOC_FLOAT },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(plain) / sizeof(plain[0]); i++)
+		if (strcmp(type, plain[i].type) == 0)
+			return v->kind == DOC_NULL ||
+			    (v->kind == plain[i].kind && !v->big);
+	return false;
+}
+
 /* How a value looks in a message: its text, or its kind. */
 static void
 show(char *out, size_t cap, const struct doc_node *v)
@@ -396,6 +420,8 @@ config_check(struct report *r, const struct doc *d, struct arena *a)
 		}
 		/* A string bf16 is precision.bf16_full_rejected's. */
 		if (strcmp(k->key, "bf16") == 0 && p->value->kind == DOC_STR)
+			continue;
+		if (plainly_accepted(k->type, p->value))
 			continue;
 		t = ty_parse(k->type, a);
 		if (t == NULL || ty_accepts(t, p->value))

@@ -22,6 +22,7 @@ struct knob {
 	const char *yaml;	/* lines to append */
 	const char *json;	/* the same as a JSON object's members */
 	const char *why;
+	const struct doc_node *root;	/* yaml parsed once (suggest_run) */
 };
 
 static const char cce[] =
@@ -64,46 +65,58 @@ cce_knob(struct knob *k, const struct doc *d, struct arena *a)
 	return k->yaml != NULL && k->json != NULL;
 }
 
+/* Whether key is set by one of the knobs idx[0..n). */
+static bool
+knobs_set(const struct knob *k, const size_t *idx, size_t n,
+    const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (doc_map_get(k[idx[i]].root, key) != NULL)
+			return true;
+	return false;
+}
+
 /*
- * Estimate base with yaml's keys set: parse only the few lines of yaml and
- * lay its pairs over base's root (replacing keys it sets, which is what
- * appending them to the file would do).  False if yaml does not parse or
- * there is no estimate.
+ * Estimate base with the keys of knobs idx[0..n) set: lay their parsed
+ * pairs over base's root (replacing keys they set, which is what
+ * appending them to the file would do; the knobs of one combination set
+ * disjoint keys, see clash()).  False if there is no estimate.
  */
 static bool
-try_knob(struct estimate *out, const struct doc *base, const char *yaml,
-    const struct context *ctx, const struct limits *lim)
+try_knobs(struct estimate *out, const struct doc *base,
+    const struct knob *k, const size_t *idx, size_t n,
+    const struct context *ctx)
 {
 	struct arena t;
-	struct err e = { 0 };
-	struct doc *k, merged;
+	struct doc merged;
 	struct doc_node *root;
 	struct plan p;
-	size_t i, n = 0;
+	size_t i, j, m = 0, extra = 0;
 	bool ok = false;
 
+	for (i = 0; i < n; i++)
+		extra += k[idx[i]].root->n;
 	arena_init(&t, (size_t)4 << 20);
-	if (doc_parse(&k, yaml, strlen(yaml), lim, &t, &e) != 0)
-		goto out;
 	root = ARENA_NEW(&t, struct doc_node, 1);
 	if (root == NULL)
 		goto out;
 	*root = *base->root;
-	root->pairs = ARENA_NEW(&t, struct doc_pair, base->root->n +
-	    k->root->n);
+	root->pairs = ARENA_NEW(&t, struct doc_pair, base->root->n + extra);
 	if (root->pairs == NULL)
 		goto out;
 	for (i = 0; i < base->root->n; i++) {
 		const struct doc_node *key = base->root->pairs[i].key;
 
-		if (key->kind == DOC_STR && doc_map_get(k->root, key->text) !=
-		    NULL)
+		if (key->kind == DOC_STR && knobs_set(k, idx, n, key->text))
 			continue;
-		root->pairs[n++] = base->root->pairs[i];
+		root->pairs[m++] = base->root->pairs[i];
 	}
-	for (i = 0; i < k->root->n; i++)
-		root->pairs[n++] = k->root->pairs[i];
-	root->n = n;
+	for (i = 0; i < n; i++)
+		for (j = 0; j < k[idx[i]].root->n; j++)
+			root->pairs[m++] = k[idx[i]].root->pairs[j];
+	root->n = m;
 	merged = *base;
 	merged.root = root;
 	if (plan_build(&p, &merged, ctx, &t) == 0) {
@@ -151,9 +164,9 @@ static int
 try_combo(struct suggestion *found, size_t *nf, double *lowest,
     const struct knob *k, const size_t *idx, size_t n,
     const struct report *r, const struct estimate *e,
-    const struct context *ctx, const struct limits *lim, struct arena *a)
+    const struct context *ctx, struct arena *a)
 {
-	const char *yaml = k[idx[0]].yaml, *json = k[idx[0]].json;
+	const char *json = k[idx[0]].json;
 	const char *why = k[idx[0]].why;
 	struct estimate est;
 	size_t i, j;
@@ -164,13 +177,12 @@ try_combo(struct suggestion *found, size_t *nf, double *lowest,
 		for (j = 0; j < i; j++)
 			if (clash(k[idx[j]].yaml, k[idx[i]].yaml))
 				return 0;
-		yaml = arena_printf(a, "%s%s", yaml, k[idx[i]].yaml);
 		json = arena_printf(a, "%s,%s", json, k[idx[i]].json);
 		why = arena_printf(a, "%s; and %s", why, k[idx[i]].why);
-		if (yaml == NULL || json == NULL || why == NULL)
+		if (json == NULL || why == NULL)
 			return ERR_NOMEM;
 	}
-	if (!try_knob(&est, r->doc, yaml, ctx, lim))
+	if (!try_knobs(&est, r->doc, k, idx, n, ctx))
 		return 0;
 	if (est.per_gpu_peak_gib < *lowest)
 		*lowest = est.per_gpu_peak_gib;
@@ -223,7 +235,7 @@ suggest_run(struct report *r, const struct context *ctx,
 	if (!gc)
 		k[nk++] = (struct knob){ "gradient_checkpointing: true\n",
 		    "\"gradient_checkpointing\":true",
-		    "keep one layer's activations instead of all" };
+		    "keep one layer's activations instead of all", NULL };
 	if (p->micro_batch_size > 1) {
 		long long m = p->micro_batch_size / 2;
 
@@ -242,23 +254,23 @@ suggest_run(struct report *r, const struct context *ctx,
 		k[nk++] = (struct knob){ "deepspeed: deepspeed_configs/"
 		    "zero3_bf16.json\n", "\"deepspeed\":\"deepspeed_configs/"
 		    "zero3_bf16.json\"", "ZeRO-3 shards weights, gradients and "
-		    "optimizer states over the GPUs" };
+		    "optimizer states over the GPUs", NULL };
 	if (p->world > 1 && !ds && !fsdp)
 		k[nk++] = (struct knob){ "fsdp_version: 2\nfsdp_config:\n"
 		    "  reshard_after_forward: true\n  state_dict_type: "
 		    "FULL_STATE_DICT\n", "\"fsdp_version\":2,\"fsdp_config\":"
 		    "{\"reshard_after_forward\":true,\"state_dict_type\":"
 		    "\"FULL_STATE_DICT\"}", "FSDP2 full shard splits the model "
-		    "states over the GPUs" };
+		    "states over the GPUs", NULL };
 	if (ds && !(p->ds_offload_optimizer && p->ds_offload_param))
 		k[nk++] = (struct knob){ "deepspeed: deepspeed_configs/"
 		    "zero3_bf16_cpuoffload_all.json\n", "\"deepspeed\":"
 		    "\"deepspeed_configs/zero3_bf16_cpuoffload_all.json\"",
-		    "ZeRO-3 with parameters and optimizer in host memory" };
+		    "ZeRO-3 with parameters and optimizer in host memory", NULL };
 	if (p->activation_offloading == NULL)
 		k[nk++] = (struct knob){ "activation_offloading: true\n",
 		    "\"activation_offloading\":true", "saved activations go "
-		    "to host memory" };
+		    "to host memory", NULL };
 	if (cce_knob(&k[nk], r->doc, a))
 		nk++;
 	if (p->adapter == NULL)
@@ -266,22 +278,34 @@ suggest_run(struct report *r, const struct context *ctx,
 		    "lora_alpha: 32\nlora_target_linear: true\n",
 		    "\"adapter\":\"lora\",\"lora_r\":16,\"lora_alpha\":32,"
 		    "\"lora_target_linear\":true", "train LoRA adapters on a "
-		    "frozen 16-bit base" };
+		    "frozen 16-bit base", NULL };
 	if (p->adapter == NULL || strcmp(p->adapter, "qlora") != 0)
 		k[nk++] = (struct knob){ "adapter: qlora\nload_in_4bit: true\n"
 		    "load_in_8bit: false\nlora_r: 16\nlora_alpha: 32\n"
 		    "lora_target_linear: true\n", "\"adapter\":\"qlora\","
 		    "\"load_in_4bit\":true,\"load_in_8bit\":false,\"lora_r\":16,"
 		    "\"lora_alpha\":32,\"lora_target_linear\":true",
-		    "QLoRA keeps the frozen base in 4 bits" };
+		    "QLoRA keeps the frozen base in 4 bits", NULL };
 	if (p->sequence_len >= 16384 && p->world >= 2 && p->cp <= 1 &&
 	    p->world % 2 == 0)
 		k[nk++] = (struct knob){ "context_parallel_size: 2\n"
 		    "attn_implementation: flash_attention_2\n",
 		    "\"context_parallel_size\":2,\"attn_implementation\":"
 		    "\"flash_attention_2\"", "context parallelism splits each "
-		    "sequence over two GPUs" };
+		    "sequence over two GPUs", NULL };
 
+	/* Each knob's lines parsed once, into the request's arena. */
+	for (i = 0; i < nk; i++) {
+		struct doc *kd;
+		struct err ke = { 0 };
+
+		rv = doc_parse(&kd, k[i].yaml, strlen(k[i].yaml), lim, a, &ke);
+		if (rv == ERR_NOMEM)
+			return rv;
+		if (rv != 0)
+			return ERR_INTERNAL;	/* the knobs are ours */
+		k[i].root = kd->root;
+	}
 	/* Singles; if none fits, pairs; if none fits, triples (each try is
 	   a merge and a re-estimate, ~10 us).  A level is tried only while
 	   the best so far is within reach: one more knob rarely takes off
@@ -300,7 +324,7 @@ suggest_run(struct report *r, const struct context *ctx,
 			if (n != size)
 				continue;
 			rv = try_combo(found, &nf, &lowest, k, idx, n, r, e,
-			    ctx, lim, a);
+			    ctx, a);
 			if (rv != 0)
 				return rv;
 		}
