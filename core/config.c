@@ -21,25 +21,35 @@
 #define SUGGEST_MAX_LEN 64
 
 /*
- * Optimal string alignment distance, bounded by SUGGEST_MAX_LEN; stops
- * early (returning more than limit) once every cell of a row is past it.
+ * Optimal string alignment distance, bounded by SUGGEST_MAX_LEN, computed
+ * only in the band |i - j| <= limit + 1 (a cell outside it is more than
+ * limit away); stops early (returning more than limit) once every cell of
+ * a row is past it.
  */
 static unsigned
 distance(const char *a, const char *b, unsigned limit)
 {
 	unsigned d[SUGGEST_MAX_LEN + 1][SUGGEST_MAX_LEN + 1];
-	size_t la = strlen(a), lb = strlen(b), i, j;
+	size_t la = strlen(a), lb = strlen(b), i, j, lo, hi;
+	size_t w = (size_t)limit + 1;
+	unsigned big = limit + 2;
 
 	if (la > SUGGEST_MAX_LEN || lb > SUGGEST_MAX_LEN)
 		return 1000;
-	for (i = 0; i <= la; i++)
-		d[i][0] = (unsigned)i;
+	if ((la > lb ? la - lb : lb - la) > limit)
+		return big;	/* (la, lb) lies outside the band */
 	for (j = 0; j <= lb; j++)
-		d[0][j] = (unsigned)j;
+		d[0][j] = j <= w ? (unsigned)j : big;
 	for (i = 1; i <= la; i++) {
-		unsigned row_min = 1000;
+		unsigned row_min = big;
 
-		for (j = 1; j <= lb; j++) {
+		lo = i > w ? i - w : 1;
+		hi = i + w < lb ? i + w : lb;
+		/* The two cells just outside the band that the row reads. */
+		d[i][lo - 1] = lo - 1 == 0 && i <= w ? (unsigned)i : big;
+		if (hi > i - 1 + w)
+			d[i - 1][hi] = big;
+		for (j = lo; j <= hi; j++) {
 			unsigned cost = a[i - 1] != b[j - 1];
 			unsigned best = d[i - 1][j] + 1;
 
@@ -50,6 +60,8 @@ distance(const char *a, const char *b, unsigned limit)
 			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
 			    a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
 				best = d[i - 2][j - 2] + 1;
+			if (best > big)
+				best = big;
 			d[i][j] = best;
 			if (best < row_min)
 				row_min = best;
@@ -57,7 +69,7 @@ distance(const char *a, const char *b, unsigned limit)
 		if (row_min > limit + 1)
 			return limit + 2;
 	}
-	return d[la][lb];
+	return d[la][lb] < big ? d[la][lb] : big;
 }
 
 const char *
