@@ -26,6 +26,7 @@
 #include "core/hfconfig.h"
 #include "core/policy.h"
 #include "core/version.h"
+#include "server/file.h"
 #include "server/hfcache.h"
 
 /* Budget for one config's arena: ample for max_bytes of input. */
@@ -103,66 +104,6 @@ parse_long(long *out, const char *flag, const char *s)
 	return 0;
 }
 
-/*
- * Read all of path ("-": stdin) into a malloc'd buffer.  Reads at most
- * max + 1 bytes, so the core sees that the input is too large without us
- * buffering all of it.
- */
-static int
-read_input(char **out, size_t *len, const char *path, size_t max)
-{
-	FILE *f;
-	char *buf = NULL;
-	size_t n = 0, cap = 0;
-	int saved;
-
-	*out = NULL;
-	f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-	if (f == NULL)
-		return -1;
-	for (;;) {
-		size_t got;
-
-		if (n == cap) {
-			size_t ncap = cap == 0 ? 65536 : cap * 2;
-			char *nb;
-
-			if (ncap > max + 1)
-				ncap = max + 1;
-			if (ncap <= n)
-				break;
-			nb = realloc(buf, ncap);
-			if (nb == NULL) {
-				errno = ENOMEM;
-				goto fail;
-			}
-			buf = nb;
-			cap = ncap;
-		}
-		got = fread(buf + n, 1, cap - n, f);
-		n += got;
-		if (got == 0) {
-			if (ferror(f))
-				goto fail;
-			break;
-		}
-	}
-	if (f != stdin)
-		fclose(f);
-	*out = buf == NULL ? malloc(1) : buf;
-	if (*out == NULL)
-		return -1;
-	*len = n;
-	return 0;
-fail:
-	saved = errno;
-	if (f != stdin)
-		fclose(f);
-	free(buf);
-	errno = saved;
-	return -1;
-}
-
 /* --policy FILE: parse once; the policy lives in o->policy_arena. */
 static int
 load_policy(struct cli_opts *o, const char *path)
@@ -172,7 +113,7 @@ load_policy(struct cli_opts *o, const char *path)
 	char *buf;
 	size_t len;
 
-	if (read_input(&buf, &len, path, 1 << 20) != 0) {
+	if (file_read(&buf, &len, path, 1 << 20) != 0) {
 		fprintf(stderr, "%s: error: cannot read: %s\n", path,
 		    strerror(errno));
 		return -1;
@@ -209,7 +150,7 @@ check_one(const char *path, const struct cli_opts *o, bool *first,
 	size_t len;
 	int rv, code;
 
-	if (read_input(&buf, &len, path, o->lim.max_bytes) != 0) {
+	if (file_read(&buf, &len, path, o->lim.max_bytes) != 0) {
 		fprintf(stderr, "%s: error: cannot read: %s\n", path,
 		    strerror(errno));
 		return 2;
@@ -327,7 +268,7 @@ load_model_config(struct cli_opts *op, const char *path)
 	size_t len;
 	int rv;
 
-	if (read_input(&buf, &len, path, 1 << 20) != 0 || len > (1 << 20)) {
+	if (file_read(&buf, &len, path, 1 << 20) != 0 || len > (1 << 20)) {
 		fprintf(stderr, "preflight: error: --model-config %s: cannot "
 		    "read it (or over 1 MiB)\n", path);
 		free(buf);
@@ -447,7 +388,7 @@ check_main(int argc, char **argv, struct cli_opts *op)
 			size_t len;
 
 			free(op->ds_config);
-			if (read_input(&op->ds_config, &len, optarg,
+			if (file_read(&op->ds_config, &len, optarg,
 			    1 << 20) != 0 || len > (1 << 20)) {
 				fprintf(stderr, "preflight: error: "
 				    "--deepspeed-config %s: cannot read it (or "

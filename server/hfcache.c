@@ -5,7 +5,6 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +14,7 @@
 
 #include "core/doc.h"
 #include "core/hfconfig.h"
+#include "server/file.h"
 
 #define CONFIG_MAX_BYTES (1 << 20)
 
@@ -75,35 +75,21 @@ repo_dir(char *out, size_t cap, const char *id)
 	return n > 0 && (size_t)n < cap ? 0 : -1;
 }
 
-/* Read at most max bytes of path into a malloc'd buffer. */
+/* A regular file of 1 to max bytes (never a FIFO or device, which
+   could block a request), malloc'd and NUL-terminated; else NULL. */
 static char *
 slurp(const char *path, size_t max, size_t *len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
 	char *buf;
-	ssize_t n;
-	size_t got = 0;
 
-	if (fd < 0)
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+	    (size_t)st.st_size > max || file_read(&buf, len, path, max) != 0)
 		return NULL;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-	    st.st_size <= 0 || (size_t)st.st_size > max ||
-	    (buf = malloc((size_t)st.st_size + 1)) == NULL) {
-		close(fd);
+	if (*len == 0 || *len > max) {
+		free(buf);
 		return NULL;
 	}
-	while (got < (size_t)st.st_size) {
-		n = read(fd, buf + got, (size_t)st.st_size - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	close(fd);
-	buf[got] = '\0';
-	*len = got;
 	return buf;
 }
 

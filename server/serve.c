@@ -28,6 +28,7 @@
 #include "core/arena.h"
 #include "core/policy.h"
 #include "server/auth.h"
+#include "server/file.h"
 #include "server/hfcache.h"
 #include "server/http.h"
 #include "server/log.h"
@@ -106,7 +107,6 @@ load_policy(struct env *env, const char *path, char *why, size_t cap)
 	struct policy_gen *g = calloc(1, sizeof(*g));
 	struct err e = { 0 };
 	struct policy *p;
-	FILE *f;
 	char *buf = NULL;
 	size_t n = 0;
 
@@ -114,15 +114,14 @@ load_policy(struct env *env, const char *path, char *why, size_t cap)
 		snprintf(why, cap, "out of memory");
 		return -1;
 	}
-	f = fopen(path, "rb");
-	buf = malloc((1 << 20) + 1);
-	if (f == NULL || buf == NULL) {
+	if (file_read(&buf, &n, path, 1 << 20) != 0) {
 		snprintf(why, cap, "cannot read %s: %s", path, strerror(errno));
 		goto fail;
 	}
-	n = fread(buf, 1, 1 << 20, f);
-	fclose(f);
-	f = NULL;
+	if (n > 1 << 20) {	/* was cut at 1 MiB without a word */
+		snprintf(why, cap, "%s is larger than 1 MiB", path);
+		goto fail;
+	}
 	arena_init(&g->arena, (size_t)16 << 20);
 	if (policy_parse(&p, buf, n, &g->arena, &e) != 0) {
 		snprintf(why, cap, "%s:%u:%u: %s", path, e.loc.line, e.loc.col,
@@ -138,8 +137,6 @@ load_policy(struct env *env, const char *path, char *why, size_t cap)
 	pthread_mutex_unlock(&env->policy_mu);
 	return 0;
 fail:
-	if (f != NULL)
-		fclose(f);
 	free(buf);
 	free(g);
 	return -1;
@@ -576,19 +573,15 @@ parse_opts(struct serve_opts *o, int argc, char **argv)
 static char *
 read_small(const char *path, bool strip, const char *what)
 {
-	FILE *f = fopen(path, "rb");
 	char *buf;
 	size_t n;
 
-	if (f == NULL) {
+	if (file_read(&buf, &n, path, 65535) != 0) {
 		fprintf(stderr, "preflight serve: cannot read %s %s: %s\n",
 		    what, path, strerror(errno));
 		return NULL;
 	}
-	buf = calloc(1, 65537);
-	n = buf != NULL ? fread(buf, 1, 65536, f) : 0;
-	fclose(f);
-	if (buf == NULL || n == 0 || n == 65536) {
+	if (n == 0 || n > 65535) {
 		fprintf(stderr, "preflight serve: %s %s is empty or larger "
 		    "than 64 KiB\n", what, path);
 		free(buf);
