@@ -94,8 +94,11 @@ check_run(struct report **out, const char *buf, size_t len,
 	if (est == NULL)
 		return err_set(e, ERR_NOMEM, NULL,
 		    "request memory budget spent");
-	if (r->ctx.model == NULL && r->ctx.model_lookup != NULL &&
-	    estimate_model(d) == NULL)
+	/* The model once per check (the suggestions re-estimate with it):
+	   the caller's, else the catalog's, else the caller's reader's. */
+	if (r->ctx.model == NULL)
+		r->ctx.model = estimate_model(d);
+	if (r->ctx.model == NULL && r->ctx.model_lookup != NULL)
 		r->ctx.model = lookup_model(&r->ctx, d, a);
 	estimate_run(est, d, plan, &r->ctx);
 	r->estimate = est;

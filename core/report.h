@@ -61,7 +61,8 @@ struct context {
 	double host_memory_gib;	/* host RAM per node, GiB; 0: unknown */
 	long long dataset_tokens;	/* tokens per epoch; 0: unknown */
 	/* The model's architecture from the caller (--model-config,
-	   context.model), used instead of the catalog; or NULL. */
+	   context.model), used instead of the catalog; or NULL.  check_run
+	   resolves it once for the report's own context. */
 	const struct model_def *model;
 	/* When the catalog has no base_model: the daemon's --hf-cache
 	   reader (server/), or NULL.  Returns the model or NULL, allocated
