@@ -1,9 +1,8 @@
 /*
- * core/estimate: per-GPU peak memory of a launch plan, from the model
- * catalog's architecture facts (../shared/reference/estimator.md).  First
- * slice of issue #8: model states (sections 2-4), activations (5), logits
- * and loss (6) and runtime overhead (7); throughput and suggestions are
- * not computed yet.  Pure arithmetic, no I/O.
+ * core/estimate: per-GPU peak memory and throughput of a launch plan, from
+ * the model's architecture facts (the catalog's, or a config.json's via
+ * core/hfconfig; ../shared/reference/estimator.md sections 1-11).  The
+ * suggestions that re-run it are core/suggest.  Pure arithmetic, no I/O.
  */
 #ifndef CORE_ESTIMATE_H
 #define CORE_ESTIMATE_H

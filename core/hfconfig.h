@@ -20,8 +20,10 @@ struct model_def;
 /*
  * Parse the config.json text buf[0..len) into *out, allocated from a.  id
  * names the model in the report (the base_model, or the file; copied);
- * source says where the facts came from ("model config", "hf cache", ...;
- * borrowed, must outlive a).  Errors, with e->loc at the value:
+ * source is the report's estimate.model.source ("model_config",
+ * "context", "hf_cache"; borrowed, must outlive a).  The result's
+ * verification is "config", which is how the estimate tells it from a
+ * catalog row.  Errors, with e->loc at the value:
  *   ERR_PARSE   not JSON (or YAML) text whose root is an object
  *   ERR_SCHEMA  a required field (hidden_size, num_hidden_layers,
  *               num_attention_heads, vocab_size) is missing or not a
