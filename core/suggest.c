@@ -3,7 +3,7 @@
  * gradient checkpointing, a smaller micro batch with more accumulation
  * (same global batch), ZeRO-3 or FSDP2 full shard, CPU offload, activation
  * offloading, Cut Cross Entropy, LoRA/QLoRA, context parallelism for long
- * sequences; single changes and gradient checkpointing paired with each.
+ * sequences; single changes, then pairs, then triples of them (below).
  */
 #include "suggest.h"
 
