@@ -56,6 +56,11 @@ struct writer {
 	"verdict, errors, warnings, infos, context, report, config, " \
 	"idem_key, body_sha256"
 
+/* The first 11 of them, of the table aliased c: a list row. */
+#define LIST_COLUMNS "c.id, c.created_at, c.team, c.name, " \
+	"c.config_sha256, c.verdict, c.errors, c.warnings, c.infos, " \
+	"c.context, c.report"
+
 /* Step a prepared statement that returns no rows; 0 or ERR_STORE. */
 static int
 run(sqlite3_stmt *st)
@@ -738,18 +743,10 @@ list_stmt(struct store_sqlite *s, unsigned mask, struct err *e)
 	 * findings_rule_check (migration 0003) from the cursor down, one
 	 * row per check; the other filters apply to the joined check.
 	 */
-	if (mask & F_RULE)
-		n = (size_t)snprintf(sql, sizeof(sql),
-		    "SELECT c.id, c.created_at, c.team, c.name, "
-		    "c.config_sha256, c.verdict, c.errors, c.warnings, "
-		    "c.infos, c.context, c.report FROM findings f CROSS JOIN "
-		    "checks c ON c.id = f.check_id WHERE f.rule = ?5 AND "
-		    "f.severity <> 'info' AND f.check_id < ?1");
-	else
-		n = (size_t)snprintf(sql, sizeof(sql),
-		    "SELECT id, created_at, team, name, config_sha256, "
-		    "verdict, errors, warnings, infos, context, report FROM "
-		    "checks c WHERE c.id < ?1");
+	n = (size_t)snprintf(sql, sizeof(sql), "SELECT %s FROM %s", LIST_COLUMNS,
+	    (mask & F_RULE) ? "findings f CROSS JOIN checks c ON c.id = "
+	    "f.check_id WHERE f.rule = ?5 AND f.severity <> 'info' AND "
+	    "f.check_id < ?1" : "checks c WHERE c.id < ?1");
 	if (mask & F_TEAM)
 		n += (size_t)snprintf(sql + n, sizeof(sql) - n,
 		    " AND c.team = ?2");
