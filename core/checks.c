@@ -69,17 +69,7 @@ first_of_sizes(const struct rule_ctx *rc)
 const struct doc_pair *
 cfg_pair(const struct rule_ctx *rc, const char *key)
 {
-	size_t n, h;
-
-	if (rc->idx == NULL)
-		return doc_map_get(rc->root, key);
-	n = strlen(key);
-	h = rule_key_hash(key, n) & rc->idx_mask;
-	for (; rc->idx[h] != NULL; h = (h + 1) & rc->idx_mask)
-		if (rc->idx[h]->key->len == n &&
-		    memcmp(rc->idx[h]->key->text, key, n) == 0)
-			return rc->idx[h];
-	return NULL;
+	return doc_map_get(rc->root, key);	/* through root's index */
 }
 
 bool

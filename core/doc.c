@@ -119,17 +119,24 @@ nomem(struct builder *b)
 	    "request memory budget spent while building the document");
 }
 
-/* FNV-1a, for anchors and string keys. */
+/* For anchors and keys: eight bytes a step, then the tail, mixed so the
+   low bits (what a table masks) depend on every byte. */
 static uint64_t
 hash_bytes(const char *s, size_t n, uint64_t h)
 {
-	size_t i;
+	uint64_t w;
 
-	for (i = 0; i < n; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 0x100000001b3ULL;
+	h ^= (uint64_t)n;
+	for (; n >= 8; s += 8, n -= 8) {
+		memcpy(&w, s, 8);
+		h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
+		h ^= h >> 29;
 	}
-	return h;
+	w = 0;
+	if (n > 0)
+		memcpy(&w, s, n);
+	h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
+	return h ^ (h >> 32);
 }
 
 static uint64_t
@@ -494,6 +501,13 @@ key_hash(const struct doc_node *k)
 	}
 }
 
+/* key_hash() of a string key. */
+static uint64_t
+str_hash(const char *s, size_t n)
+{
+	return hash_bytes(s, n, 0xcbf29ce484222325ULL ^ (uint64_t)DOC_STR);
+}
+
 static double
 num_value(const struct doc_node *k)
 {
@@ -682,6 +696,8 @@ finish_map(struct builder *b, struct frame *f)
 			*hit = all[i];
 		}
 	}
+	m->slots = slots;	/* doc_map_get's index from now on */
+	m->slot_mask = cap - 1;
 	return 0;
 }
 
@@ -989,10 +1005,23 @@ doc_parse(struct doc **out, const char *buf, size_t len,
 const struct doc_pair *
 doc_map_get(const struct doc_node *map, const char *key)
 {
-	size_t i, n = strlen(key);
+	size_t i, h, n;
 
 	if (map == NULL || map->kind != DOC_MAP)
 		return NULL;
+	n = strlen(key);
+	if (map->slots != NULL) {
+		h = (size_t)str_hash(key, n) & map->slot_mask;
+		for (; map->slots[h] != 0; h = (h + 1) & map->slot_mask) {
+			const struct doc_pair *p = &map->pairs[map->slots[h] -
+			    1];
+
+			if (p->key->kind == DOC_STR && p->key->len == n &&
+			    memcmp(p->key->text, key, n) == 0)
+				return p;
+		}
+		return NULL;
+	}
 	for (i = 0; i < map->n; i++) {
 		const struct doc_node *k = map->pairs[i].key;
 
@@ -1001,6 +1030,32 @@ doc_map_get(const struct doc_node *map, const char *key)
 			return &map->pairs[i];
 	}
 	return NULL;
+}
+
+void
+doc_map_index(struct doc_node *m, struct arena *a)
+{
+	size_t cap, i, h, *slots;
+
+	m->slots = NULL;
+	m->slot_mask = 0;
+	if (m->kind != DOC_MAP)
+		return;
+	for (cap = 8; cap < m->n * 2; cap *= 2)
+		;
+	slots = ARENA_NEW(a, size_t, cap);
+	if (slots == NULL)
+		return;
+	for (i = 0; i < m->n; i++) {
+		h = (size_t)key_hash(m->pairs[i].key) & (cap - 1);
+		while (slots[h] != 0 &&
+		    !key_eq(m->pairs[slots[h] - 1].key, m->pairs[i].key))
+			h = (h + 1) & (cap - 1);
+		if (slots[h] == 0)
+			slots[h] = i + 1;
+	}
+	m->slots = slots;
+	m->slot_mask = cap - 1;
 }
 
 const struct doc_node *

@@ -67,6 +67,10 @@ struct doc_node {
 	size_t n;		/* DOC_SEQ items or DOC_MAP pairs */
 	struct doc_node **items;	/* DOC_SEQ: n items */
 	struct doc_pair *pairs;		/* DOC_MAP: n pairs, dict order */
+	const size_t *slots;	/* DOC_MAP: open-addressing index of pairs
+				   (1-based; 0 empty) by key, slot_mask + 1
+				   entries; NULL: lookups scan */
+	size_t slot_mask;
 	size_t weight;		/* nodes below and including this one,
 				   counting alias expansions */
 	bool building;		/* still being parsed (recursive alias) */
@@ -109,7 +113,6 @@ struct doc {
 int doc_parse(struct doc **out, const char *buf, size_t len,
     const struct limits *lim, struct arena *a, struct err *e);
 
-/* The pair whose key is the string key in map, or NULL.  Borrowed. */
 /* The value of key in map (NULL when absent or map is not a mapping). */
 const struct doc_node *doc_map_value(const struct doc_node *map,
     const char *key);
@@ -124,8 +127,15 @@ bool doc_text_has_ci(const char *text, const char *needle);
 /* Whether seq is a list with a string item containing needle. */
 bool doc_seq_has(const struct doc_node *seq, const char *needle);
 
+/* The pair whose key is the string key in map, or NULL.  Borrowed.
+   Through the map's index when it has one, else a scan. */
 const struct doc_pair *doc_map_get(const struct doc_node *map,
     const char *key);
+
+/* Give m (a mapping whose pairs were laid out by hand, e.g. a merge of
+   two) an index, the first of equal keys winning as in a scan.  Without
+   memory for it m keeps scanning; lookups answer the same either way. */
+void doc_map_index(struct doc_node *m, struct arena *a);
 
 /* "null", "bool", "int", "float", "str", "timestamp", "list", "dict". */
 const char *doc_kind_name(enum doc_kind k);

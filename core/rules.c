@@ -967,53 +967,6 @@ rules_all(size_t *n)
 	return rules;
 }
 
-size_t
-rule_key_hash(const char *key, size_t len)
-{
-	size_t h = (size_t)14695981039346656037ULL, i;
-
-	for (i = 0; i < len; i++) {
-		h ^= (unsigned char)key[i];
-		h *= (size_t)1099511628211ULL;
-	}
-	return h;
-}
-
-/* Index root's string keys; the first of equal keys wins, as in
-   doc_map_get.  Without memory for it, lookups scan. */
-static void
-index_root(struct rule_ctx *rc)
-{
-	const struct doc_node *m = rc->root;
-	size_t cap = 16, i;
-
-	rc->idx = NULL;
-	rc->idx_mask = 0;
-	if (m == NULL || m->kind != DOC_MAP)
-		return;
-	while (cap < 2 * m->n)
-		cap *= 2;
-	rc->idx = ARENA_NEW(rc->a, const struct doc_pair *, cap);
-	if (rc->idx == NULL)
-		return;
-	memset(rc->idx, 0, cap * sizeof(*rc->idx));
-	rc->idx_mask = cap - 1;
-	for (i = 0; i < m->n; i++) {
-		const struct doc_pair *p = &m->pairs[i];
-		size_t h;
-
-		if (p->key->kind != DOC_STR)
-			continue;
-		h = rule_key_hash(p->key->text, p->key->len) & rc->idx_mask;
-		while (rc->idx[h] != NULL && !(rc->idx[h]->key->len ==
-		    p->key->len && memcmp(rc->idx[h]->key->text, p->key->text,
-		    p->key->len) == 0))
-			h = (h + 1) & rc->idx_mask;
-		if (rc->idx[h] == NULL)
-			rc->idx[h] = p;
-	}
-}
-
 int
 rules_run(struct report *r, const struct doc *d, const struct context *ctx,
     const struct plan *plan, struct arena *a)
@@ -1027,7 +980,6 @@ rules_run(struct report *r, const struct doc *d, const struct context *ctx,
 	rc.plan = plan;
 	rc.r = r;
 	rc.a = a;
-	index_root(&rc);
 	for (i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
 		if (rules[i].fn == NULL)
 			continue;

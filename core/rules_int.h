@@ -18,14 +18,7 @@ struct rule_ctx {
 	const struct rule_def *rule;	/* the row being run */
 	struct report *r;
 	struct arena *a;
-	/* Open-addressed index of root's keys (NULL: scan root); every
-	   rule looks keys up, so this keeps lookups O(1). */
-	const struct doc_pair **idx;
-	size_t idx_mask;
 };
-
-/* FNV-1a of a key, for the root key index. */
-size_t rule_key_hash(const char *key, size_t len);
 
 /*
  * Report a finding of the running rule at a key (or, when p is NULL, at

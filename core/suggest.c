@@ -117,6 +117,7 @@ try_knobs(struct estimate *out, const struct doc *base,
 		for (j = 0; j < k[idx[i]].root->n; j++)
 			root->pairs[m++] = k[idx[i]].root->pairs[j];
 	root->n = m;
+	doc_map_index(root, &t);	/* base's index is not this one's */
 	merged = *base;
 	merged.root = root;
 	if (plan_build(&p, &merged, ctx, &t) == 0) {
