@@ -113,6 +113,17 @@ struct doc {
 int doc_parse(struct doc **out, const char *buf, size_t len,
     const struct limits *lim, struct arena *a, struct err *e);
 
+/*
+ * The document of a constant text (an embedded DeepSpeed preset, a
+ * suggestion's lines), parsed on first use under limits_default() and
+ * then shared, read-only, by every check in the process; *slot keeps it
+ * (start it NULL).  Safe from any thread: first uses that race both
+ * parse, one result is kept and the other freed.  NULL when text does not
+ * parse or memory is short; the caller then parses its own copy.
+ */
+const struct doc *doc_parse_shared(const struct doc *_Atomic *slot,
+    const char *text);
+
 /* The value of key in map (NULL when absent or map is not a mapping). */
 const struct doc_node *doc_map_value(const struct doc_node *map,
     const char *key);

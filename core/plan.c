@@ -105,6 +105,9 @@ ds_read(struct plan *p, const struct doc_node *ds)
 	p->ds_bf16 = bf != NULL && bf->kind == DOC_BOOL ? bf->b : -1;
 }
 
+/* The embedded presets' documents, parsed once per process. */
+static const struct doc *_Atomic preset_docs[DS_PRESETS_MAX];
+
 static int
 plan_deepspeed(struct plan *p, const struct doc_node *root,
     const char *ctx_ds, size_t ctx_ds_len, struct arena *a)
@@ -113,6 +116,7 @@ plan_deepspeed(struct plan *p, const struct doc_node *root,
 	const struct ds_preset *pr;
 	struct limits lim;
 	struct err e = { 0 };
+	const struct doc *shared;
 	struct doc *d;
 
 	if (!doc_truthy(v))
@@ -144,6 +148,12 @@ plan_deepspeed(struct plan *p, const struct doc_node *root,
 		return 0;
 	}
 	p->ds = DS_PRESET;
+	shared = (size_t)(pr - ds_presets) < DS_PRESETS_MAX ?
+	    doc_parse_shared(&preset_docs[pr - ds_presets], pr->json) : NULL;
+	if (shared != NULL) {
+		ds_read(p, shared->root);
+		return 0;
+	}
 	limits_default(&lim);
 	if (doc_parse(&d, pr->json, strlen(pr->json), &lim, a, &e) != 0)
 		return e.code == ERR_NOMEM ? ERR_NOMEM : ERR_INTERNAL;

@@ -23,7 +23,14 @@ struct knob {
 	const char *json;	/* the same as a JSON object's members */
 	const char *why;
 	const struct doc_node *root;	/* yaml parsed once (suggest_run) */
+	const struct doc *_Atomic *shared;	/* constant yaml: where the
+						   process keeps its parse */
 };
+
+/* The constant knobs' documents, parsed once per process. */
+enum { K_GC, K_ZERO3, K_FSDP2, K_OFFLOAD_ALL, K_ACT_OFFLOAD, K_LORA,
+	K_QLORA, K_CP, K_CONSTANT };
+static const struct doc *_Atomic knob_docs[K_CONSTANT];
 
 static const char cce[] =
     "axolotl.integrations.cut_cross_entropy.CutCrossEntropyPlugin";
@@ -62,6 +69,7 @@ cce_knob(struct knob *k, const struct doc *d, struct arena *a)
 	k->yaml = arena_printf(a, "%s  - %s\n", yaml, cce);
 	k->json = arena_printf(a, "%s%s\"%s\"]", json, n > 0 ? "," : "", cce);
 	k->why = "Cut Cross Entropy never materialises the logits";
+	k->shared = NULL;
 	return k->yaml != NULL && k->json != NULL;
 }
 
@@ -236,7 +244,8 @@ suggest_run(struct report *r, const struct context *ctx,
 	if (!gc)
 		k[nk++] = (struct knob){ "gradient_checkpointing: true\n",
 		    "\"gradient_checkpointing\":true",
-		    "keep one layer's activations instead of all", NULL };
+		    "keep one layer's activations instead of all", NULL,
+		    &knob_docs[K_GC] };
 	if (p->micro_batch_size > 1) {
 		long long m = p->micro_batch_size / 2;
 
@@ -248,6 +257,7 @@ suggest_run(struct report *r, const struct context *ctx,
 		    p->gradient_accumulation_steps * p->micro_batch_size / m);
 		k[nk].why = "half the micro batch, twice the accumulation: the "
 		    "same global batch";
+		k[nk].shared = NULL;
 		if (k[nk].yaml != NULL && k[nk].json != NULL)
 			nk++;
 	}
@@ -255,23 +265,27 @@ suggest_run(struct report *r, const struct context *ctx,
 		k[nk++] = (struct knob){ "deepspeed: deepspeed_configs/"
 		    "zero3_bf16.json\n", "\"deepspeed\":\"deepspeed_configs/"
 		    "zero3_bf16.json\"", "ZeRO-3 shards weights, gradients and "
-		    "optimizer states over the GPUs", NULL };
+		    "optimizer states over the GPUs", NULL,
+		    &knob_docs[K_ZERO3] };
 	if (p->world > 1 && !ds && !fsdp)
 		k[nk++] = (struct knob){ "fsdp_version: 2\nfsdp_config:\n"
 		    "  reshard_after_forward: true\n  state_dict_type: "
 		    "FULL_STATE_DICT\n", "\"fsdp_version\":2,\"fsdp_config\":"
 		    "{\"reshard_after_forward\":true,\"state_dict_type\":"
 		    "\"FULL_STATE_DICT\"}", "FSDP2 full shard splits the model "
-		    "states over the GPUs", NULL };
+		    "states over the GPUs", NULL,
+		    &knob_docs[K_FSDP2] };
 	if (ds && !(p->ds_offload_optimizer && p->ds_offload_param))
 		k[nk++] = (struct knob){ "deepspeed: deepspeed_configs/"
 		    "zero3_bf16_cpuoffload_all.json\n", "\"deepspeed\":"
 		    "\"deepspeed_configs/zero3_bf16_cpuoffload_all.json\"",
-		    "ZeRO-3 with parameters and optimizer in host memory", NULL };
+		    "ZeRO-3 with parameters and optimizer in host memory", NULL,
+		    &knob_docs[K_OFFLOAD_ALL] };
 	if (p->activation_offloading == NULL)
 		k[nk++] = (struct knob){ "activation_offloading: true\n",
 		    "\"activation_offloading\":true", "saved activations go "
-		    "to host memory", NULL };
+		    "to host memory", NULL,
+		    &knob_docs[K_ACT_OFFLOAD] };
 	if (cce_knob(&k[nk], r->doc, a))
 		nk++;
 	if (p->adapter == NULL)
@@ -279,27 +293,37 @@ suggest_run(struct report *r, const struct context *ctx,
 		    "lora_alpha: 32\nlora_target_linear: true\n",
 		    "\"adapter\":\"lora\",\"lora_r\":16,\"lora_alpha\":32,"
 		    "\"lora_target_linear\":true", "train LoRA adapters on a "
-		    "frozen 16-bit base", NULL };
+		    "frozen 16-bit base", NULL,
+		    &knob_docs[K_LORA] };
 	if (p->adapter == NULL || strcmp(p->adapter, "qlora") != 0)
 		k[nk++] = (struct knob){ "adapter: qlora\nload_in_4bit: true\n"
 		    "load_in_8bit: false\nlora_r: 16\nlora_alpha: 32\n"
 		    "lora_target_linear: true\n", "\"adapter\":\"qlora\","
 		    "\"load_in_4bit\":true,\"load_in_8bit\":false,\"lora_r\":16,"
 		    "\"lora_alpha\":32,\"lora_target_linear\":true",
-		    "QLoRA keeps the frozen base in 4 bits", NULL };
+		    "QLoRA keeps the frozen base in 4 bits", NULL,
+		    &knob_docs[K_QLORA] };
 	if (p->sequence_len >= 16384 && p->world >= 2 && p->cp <= 1 &&
 	    p->world % 2 == 0)
 		k[nk++] = (struct knob){ "context_parallel_size: 2\n"
 		    "attn_implementation: flash_attention_2\n",
 		    "\"context_parallel_size\":2,\"attn_implementation\":"
 		    "\"flash_attention_2\"", "context parallelism splits each "
-		    "sequence over two GPUs", NULL };
+		    "sequence over two GPUs", NULL,
+		    &knob_docs[K_CP] };
 
-	/* Each knob's lines parsed once, into the request's arena. */
+	/* Each knob's lines parsed once: a constant knob's once per process,
+	   the others into the request's arena. */
 	for (i = 0; i < nk; i++) {
+		const struct doc *once = k[i].shared != NULL ?
+		    doc_parse_shared(k[i].shared, k[i].yaml) : NULL;
 		struct doc *kd;
 		struct err ke = { 0 };
 
+		if (once != NULL) {
+			k[i].root = once->root;
+			continue;
+		}
 		rv = doc_parse(&kd, k[i].yaml, strlen(k[i].yaml), lim, a, &ke);
 		if (rv == ERR_NOMEM)
 			return rv;

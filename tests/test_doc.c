@@ -6,6 +6,7 @@
  * table checks code, line, column and message of every refusal.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -513,6 +514,120 @@ test_doc__error_path_names_the_key(void **state)
 	arena_fini(&a);
 }
 
+/* What doc_map_get answered before mappings had an index: the first
+   string key with these bytes, by a scan. */
+static const struct doc_pair *
+scan_get(const struct doc_node *m, const char *key)
+{
+	size_t i, n = strlen(key);
+
+	for (i = 0; i < m->n; i++)
+		if (m->pairs[i].key->kind == DOC_STR &&
+		    m->pairs[i].key->len == n &&
+		    memcmp(m->pairs[i].key->text, key, n) == 0)
+			return &m->pairs[i];
+	return NULL;
+}
+
+static void
+test_doc__index_finds_what_a_scan_finds(void **state)
+{
+	static const char *const probes[] = { "a", "b", "base", "x", "1",
+	    "true", "null", "", "k17", "k1999", "k2000", "key_with_a_longer_"
+	    "name_than_eight", "key_with_a_longer_name_than_eighx", "c" };
+	struct arena a;
+	struct err e;
+	struct doc *d;
+	struct doc_node copy;
+	char *yaml = malloc(64 * 1024), key[16];
+	size_t i, n = 0;
+
+	(void)state;
+	assert_non_null(yaml);
+	n += (size_t)snprintf(yaml + n, 64 * 1024 - n, "base: &b {x: 1, c: 2}\n"
+	    "<<: *b\na: 1\nb: 2\na: 3\n1: int\n'1': str\ntrue: bool\n"
+	    "'true': s\n? null\n: n\n'': empty\nkey_with_a_longer_name_than_"
+	    "eight: 1\n");
+	for (i = 0; i < 2000; i++)
+		n += (size_t)snprintf(yaml + n, 64 * 1024 - n, "k%zu: %zu\n",
+		    i, i);
+	assert_int_equal(parse(&d, &a, &e, yaml), 0);
+	assert_non_null(d->root->slots);
+	for (i = 0; i < sizeof(probes) / sizeof(probes[0]); i++)
+		assert_ptr_equal(doc_map_get(d->root, probes[i]),
+		    scan_get(d->root, probes[i]));
+	for (i = 0; i < 2001; i++) {
+		snprintf(key, sizeof(key), "k%zu", i);
+		assert_ptr_equal(doc_map_get(d->root, key),
+		    scan_get(d->root, key));
+	}
+	assert_string_equal(doc_map_value(d->root, "a")->text, "3");
+	assert_string_equal(doc_map_value(d->root, "1")->text, "str");
+	assert_string_equal(doc_map_value(d->root, "x")->text, "1");
+	/* Pairs laid out by hand (a merge): reversed, with a repeat. */
+	copy = *d->root;
+	copy.pairs = ARENA_NEW(&a, struct doc_pair, d->root->n + 1);
+	assert_non_null(copy.pairs);
+	for (i = 0; i < d->root->n; i++)
+		copy.pairs[i] = d->root->pairs[d->root->n - 1 - i];
+	copy.pairs[d->root->n] = d->root->pairs[0];
+	copy.n = d->root->n + 1;
+	doc_map_index(&copy, &a);
+	assert_non_null(copy.slots);
+	assert_ptr_not_equal(copy.slots, d->root->slots);
+	for (i = 0; i < sizeof(probes) / sizeof(probes[0]); i++)
+		assert_ptr_equal(doc_map_get(&copy, probes[i]),
+		    scan_get(&copy, probes[i]));
+	/* Without an index lookups scan, with the same answers. */
+	copy.slots = NULL;
+	for (i = 0; i < sizeof(probes) / sizeof(probes[0]); i++)
+		assert_ptr_equal(doc_map_get(&copy, probes[i]),
+		    scan_get(&copy, probes[i]));
+	arena_fini(&a);
+	free(yaml);
+}
+
+static const struct doc *_Atomic shared_slot;
+
+static void *
+take_shared(void *arg)
+{
+	const struct doc **out = arg;
+
+	*out = doc_parse_shared(&shared_slot,
+	    "{\"zero_optimization\": {\"stage\": 3}, \"bf16\": "
+	    "{\"enabled\": \"auto\"}}");
+	return NULL;
+}
+
+static void
+test_doc__shared_parse_is_kept_once_per_process(void **state)
+{
+	static const struct doc *_Atomic bad_slot;
+	pthread_t t[8];
+	const struct doc *got[8], *again;
+	size_t i;
+
+	(void)state;
+	/* Eight threads race the first use: all get the one document. */
+	for (i = 0; i < 8; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, take_shared,
+		    &got[i]), 0);
+	for (i = 0; i < 8; i++)
+		assert_int_equal(pthread_join(t[i], NULL), 0);
+	assert_non_null(got[0]);
+	for (i = 1; i < 8; i++)
+		assert_ptr_equal(got[i], got[0]);
+	take_shared(&again);
+	assert_ptr_equal(again, got[0]);
+	assert_int_equal(doc_map_value(doc_map_value(got[0]->root,
+	    "zero_optimization"), "stage")->i, 3);
+	/* Text that does not parse: NULL, and nothing kept. */
+	assert_null(doc_parse_shared(&bad_slot, "a: [1, 2\n"));
+	assert_null(bad_slot);
+	assert_null(doc_parse_shared(&bad_slot, "- not a mapping\n"));
+}
+
 int
 main(void)
 {
@@ -525,6 +640,9 @@ main(void)
 		cmocka_unit_test(
 		    test_doc__duplicate_key_keeps_last_and_is_reported),
 		cmocka_unit_test(test_doc__numeric_keys_compare_like_python),
+		cmocka_unit_test(test_doc__index_finds_what_a_scan_finds),
+		cmocka_unit_test(
+		    test_doc__shared_parse_is_kept_once_per_process),
 		cmocka_unit_test(test_doc__custom_limits_apply),
 		cmocka_unit_test(test_doc__every_allocation_failure_is_clean),
 		cmocka_unit_test(test_doc__error_path_names_the_key),
