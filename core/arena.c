@@ -106,8 +106,8 @@ void *
 arena_alloc(struct arena *a, size_t size, size_t align, size_t n)
 {
 	size_t left = (size_t)(a->end - a->beg);
-	size_t pad = a->beg == NULL ? 0 :
-	    (align - (uintptr_t)a->beg % align) % align;
+	/* align is a power of two: a mask, not a division. */
+	size_t pad = (size_t)(-(uintptr_t)a->beg & (align - 1));
 	char *p;
 
 	/* Dividing, not multiplying, so a huge n cannot wrap around. */
@@ -118,7 +118,7 @@ arena_alloc(struct arena *a, size_t size, size_t align, size_t n)
 		if (arena_grow(a, size * n + align) != 0)
 			return NULL;
 		left = (size_t)(a->end - a->beg);
-		pad = (align - (uintptr_t)a->beg % align) % align;
+		pad = (size_t)(-(uintptr_t)a->beg & (align - 1));
 	}
 	p = a->beg + pad;
 	a->beg = p + size * n;

@@ -8,6 +8,7 @@
  */
 #include "config.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -72,12 +73,35 @@ distance(const char *a, const char *b, unsigned limit)
 	return d[la][lb] < big ? d[la][lb] : big;
 }
 
+/* The characters s uses, one bit each (bytes folded onto 64 bits). */
+static uint64_t
+letters(const char *s)
+{
+	uint64_t m = 0;
+
+	for (; *s != '\0'; s++)
+		m |= (uint64_t)1 << ((unsigned char)*s & 63);
+	return m;
+}
+
+/* A floor under distance(): a character one string uses and the other
+   never does costs an edit of its own, and a transposition adds none. */
+static unsigned
+letters_apart(uint64_t x, uint64_t y)
+{
+	unsigned only_x = (unsigned)__builtin_popcountll(x & ~y);
+	unsigned only_y = (unsigned)__builtin_popcountll(y & ~x);
+
+	return only_x > only_y ? only_x : only_y;
+}
+
 const char *
 config_suggest(const char *key)
 {
 	size_t i, len = strlen(key);
 	unsigned best = 1000, limit;
 	const char *hit = NULL;
+	uint64_t mine = letters(key);
 
 	/* Short keys tolerate one edit, longer ones two, very long three. */
 	limit = len < 6 ? 1 : len < 16 ? 2 : 3;
@@ -92,6 +116,8 @@ config_suggest(const char *key)
 			dd = limit;
 		else if ((kl > len ? kl - len : len - kl) > limit)
 			continue;	/* the distance is at least that */
+		else if (letters_apart(mine, letters(k)) > limit)
+			continue;	/* so is it */
 		else
 			dd = distance(key, k, limit);
 
@@ -174,7 +200,8 @@ find_removed(const char *key)
 	size_t i;
 
 	for (i = 0; i < sizeof(removed) / sizeof(removed[0]); i++)
-		if (strcmp(removed[i].key, key) == 0)
+		if (removed[i].key[0] == key[0] &&
+		    strcmp(removed[i].key, key) == 0)
 			return &removed[i];
 	return NULL;
 }
@@ -269,6 +296,7 @@ lookup(const char *key)
 		return k;
 	for (i = 0; i < keys_table_len; i++)
 		if (keys_table[i].alias != NULL &&
+		    keys_table[i].alias[0] == key[0] &&
 		    strcmp(keys_table[i].alias, key) == 0)
 			return &keys_table[i];
 	return NULL;
@@ -315,7 +343,8 @@ plainly_accepted(const char *type, const struct doc_node *v)
 	size_t i;
 
 	for (i = 0; i < sizeof(plain) / sizeof(plain[0]); i++)
-		if (strcmp(type, plain[i].type) == 0)
+		if (type[0] == plain[i].type[0] &&
+		    strcmp(type, plain[i].type) == 0)
 			return v->kind == DOC_NULL ||
 			    (v->kind == plain[i].kind && !v->big);
 	return false;

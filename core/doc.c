@@ -120,12 +120,14 @@ nomem(struct builder *b)
 	    "request memory budget spent while building the document");
 }
 
-/* For anchors and keys: eight bytes a step, then the tail, mixed so the
-   low bits (what a table masks) depend on every byte. */
+/* For anchors and keys: eight bytes a step, then the tail (overlapping
+   loads, no copy loop), mixed so the low bits (what a table masks)
+   depend on every byte. */
 static uint64_t
 hash_bytes(const char *s, size_t n, uint64_t h)
 {
-	uint64_t w;
+	uint64_t w = 0;
+	uint32_t lo, hi;
 
 	h ^= (uint64_t)n;
 	for (; n >= 8; s += 8, n -= 8) {
@@ -133,9 +135,17 @@ hash_bytes(const char *s, size_t n, uint64_t h)
 		h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
 		h ^= h >> 29;
 	}
-	w = 0;
-	if (n > 0)
-		memcpy(&w, s, n);
+	if (n >= 4) {
+		memcpy(&lo, s, 4);
+		memcpy(&hi, s + n - 4, 4);
+		w = (uint64_t)lo | (uint64_t)hi << 32;
+	} else if (n > 0) {
+		w = (uint64_t)(unsigned char)s[0] |
+		    (uint64_t)(unsigned char)s[n / 2] << 8 |
+		    (uint64_t)(unsigned char)s[n - 1] << 16;
+	} else {
+		w = 0;
+	}
 	h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
 	return h ^ (h >> 32);
 }

@@ -18,6 +18,7 @@
 #include "core/arena.h"
 #include "core/check.h"
 #include "core/config.h"
+#include "core/keys.h"
 #include "core/rules.h"
 #include "tests/fixture.h"
 
@@ -246,6 +247,135 @@ test_rules__typos_get_the_right_suggestion(void **state)
 	assert_null(config_suggest("xyzzy"));
 }
 
+/* Optimal string alignment distance, the whole table: the reference
+   config_suggest's band, early exit and letter floor must agree with. */
+static unsigned
+osa_full(const char *a, const char *b)
+{
+	static unsigned d[65][65];
+	size_t la = strlen(a), lb = strlen(b), i, j;
+
+	if (la > 64 || lb > 64)
+		return 1000;
+	for (i = 0; i <= la; i++)
+		d[i][0] = (unsigned)i;
+	for (j = 0; j <= lb; j++)
+		d[0][j] = (unsigned)j;
+	for (i = 1; i <= la; i++)
+		for (j = 1; j <= lb; j++) {
+			unsigned best = d[i - 1][j] + 1;
+
+			if (d[i][j - 1] + 1 < best)
+				best = d[i][j - 1] + 1;
+			if (d[i - 1][j - 1] + (a[i - 1] != b[j - 1]) < best)
+				best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+			    a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+				best = d[i - 2][j - 2] + 1;
+			d[i][j] = best;
+		}
+	return d[la][lb];
+}
+
+/* config_suggest's contract by brute force (config.h). */
+static const char *
+suggest_ref(const char *key)
+{
+	size_t i, len = strlen(key);
+	unsigned best = 1000, limit = len < 6 ? 1 : len < 16 ? 2 : 3, dd;
+	const char *hit = NULL;
+
+	for (i = 0; i < keys_table_len; i++) {
+		const char *k = keys_table[i].key;
+		size_t kl = strlen(k);
+
+		if (kl >= 8 && len > kl && len - kl <= 4 &&
+		    strncmp(key, k, kl) == 0)
+			dd = limit;
+		else if ((kl > len ? kl - len : len - kl) > limit)
+			continue;	/* plainly more than limit apart */
+		else
+			dd = osa_full(key, k);
+		if (dd < best) {
+			best = dd;
+			hit = k;
+		}
+	}
+	return best <= limit ? hit : NULL;
+}
+
+static void
+test_rules__suggestion_equals_brute_force(void **state)
+{
+	static const char alphabet[] = "abcdefghijklmnopqrstuvwxyz_0123456789";
+	uint64_t x = 0x9e3779b97f4a7c15ULL;
+	char key[80];
+	size_t i, n, at, len, checked = 0;
+	const char *want, *got;
+
+	(void)state;
+	/* Every known key, each with one or two random edits, and random
+	   strings: what the filtered search finds, the full one finds. */
+	for (i = 0; i < keys_table_len * 3 + 2000; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		if (i < keys_table_len * 3) {
+			snprintf(key, sizeof(key), "%s",
+			    keys_table[i / 3].key);
+			for (n = 0; n <= (i % 3) / 2; n++) {
+				len = strlen(key);
+				at = (size_t)(x >> 8) % (len + 1);
+				switch ((x >> 20) % 4) {
+				case 0:	/* delete */
+					if (at < len)
+						memmove(key + at, key + at + 1,
+						    len - at);
+					break;
+				case 1:	/* insert */
+					if (len + 1 < sizeof(key)) {
+						memmove(key + at + 1, key + at,
+						    len - at + 1);
+						key[at] = alphabet[(x >> 32) %
+						    (sizeof(alphabet) - 1)];
+					}
+					break;
+				case 2:	/* substitute */
+					if (at < len)
+						key[at] = alphabet[(x >> 32) %
+						    (sizeof(alphabet) - 1)];
+					break;
+				default:	/* swap */
+					if (at + 1 < len) {
+						char c = key[at];
+
+						key[at] = key[at + 1];
+						key[at + 1] = c;
+					}
+				}
+				x = x * 6364136223846793005ULL + 1;
+			}
+		} else {
+			len = 1 + (size_t)(x >> 40) % 30;
+			for (n = 0; n < len; n++)
+				key[n] = alphabet[(x >> (n % 50)) %
+				    (sizeof(alphabet) - 1)];
+			key[len] = '\0';
+		}
+		if (key[0] == '\0')
+			continue;
+		want = suggest_ref(key);
+		got = config_suggest(key);
+		if ((want == NULL) != (got == NULL) ||
+		    (want != NULL && strcmp(want, got) != 0))
+			fail_msg("%s: suggested %s, brute force %s", key,
+			    got != NULL ? got : "(none)",
+			    want != NULL ? want : "(none)");
+		checked++;
+	}
+	assert_true(checked > keys_table_len * 2);
+}
+
 /*
  * Axolotl's own verdicts (shared/corpus/axolotl-verdicts.tsv): every
  * in-scope rejection gets an error finding; every config Axolotl accepts
@@ -429,6 +559,7 @@ main(void)
 	static const struct CMUnitTest fixed[] = {
 		cmocka_unit_test(test_rules__ids_unique_sorted_complete),
 		cmocka_unit_test(test_rules__typos_get_the_right_suggestion),
+		cmocka_unit_test(test_rules__suggestion_equals_brute_force),
 		cmocka_unit_test(test_rules__catalog_covers_rules_md),
 	};
 	const struct rule_def *all;
