@@ -108,21 +108,21 @@ arena_alloc(struct arena *a, size_t size, size_t align, size_t n)
 	size_t left = (size_t)(a->end - a->beg);
 	/* align is a power of two: a mask, not a division. */
 	size_t pad = (size_t)(-(uintptr_t)a->beg & (align - 1));
+	size_t bytes;
 	char *p;
 
-	/* Dividing, not multiplying, so a huge n cannot wrap around. */
-	if (a->beg == NULL || pad > left ||
-	    (size > 0 && n > (left - pad) / size)) {
-		if (size > 0 && n > (SIZE_MAX - align) / size)
+	/* Checked multiplication: a huge n cannot wrap around. */
+	if (__builtin_mul_overflow(size, n, &bytes) ||
+	    bytes > SIZE_MAX - align)
+		return NULL;
+	if (a->beg == NULL || pad > left || bytes > left - pad) {
+		if (arena_grow(a, bytes + align) != 0)
 			return NULL;
-		if (arena_grow(a, size * n + align) != 0)
-			return NULL;
-		left = (size_t)(a->end - a->beg);
 		pad = (size_t)(-(uintptr_t)a->beg & (align - 1));
 	}
 	p = a->beg + pad;
-	a->beg = p + size * n;
-	return memset(p, 0, size * n);
+	a->beg = p + bytes;
+	return memset(p, 0, bytes);
 }
 #endif
 

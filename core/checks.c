@@ -16,40 +16,47 @@
 
 /* ---- helpers -------------------------------------------------------- */
 
+/* A finding of the running rule at p (NULL: the root), formatted once. */
+static int
+report_at(struct rule_ctx *rc, const struct doc_pair *p, enum severity sev,
+    const char *fmt, va_list ap)
+    __attribute__((format(printf, 4, 0)));
+
+static int
+report_at(struct rule_ctx *rc, const struct doc_pair *p, enum severity sev,
+    const char *fmt, va_list ap)
+{
+	return report_addv(rc->r, rc->a, rc->rule->id, sev,
+	    p != NULL && p->key->text != NULL ? p->key->text : "",
+	    p != NULL ? p->key_loc.line : rc->root->loc.line,
+	    p != NULL ? p->key_loc.col : rc->root->loc.col, rc->rule->hint,
+	    fmt, ap);
+}
+
 int
 rule_report(struct rule_ctx *rc, const struct doc_pair *p, const char *fmt,
     ...)
 {
-	char msg[512];
 	va_list ap;
+	int rv;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	rv = report_at(rc, p, rc->rule->severity, fmt, ap);
 	va_end(ap);
-	if (p == NULL)
-		return report_add(rc->r, rc->a, rc->rule->id,
-		    rc->rule->severity, "", rc->root->loc.line,
-		    rc->root->loc.col, rc->rule->hint, "%s", msg);
-	return report_add(rc->r, rc->a, rc->rule->id, rc->rule->severity,
-	    p->key->text != NULL ? p->key->text : "", p->key_loc.line,
-	    p->key_loc.col, rc->rule->hint, "%s", msg);
+	return rv;
 }
 
 int
 rule_report_sev(struct rule_ctx *rc, const struct doc_pair *p,
     enum severity sev, const char *fmt, ...)
 {
-	char msg[512];
 	va_list ap;
+	int rv;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	rv = report_at(rc, p, sev, fmt, ap);
 	va_end(ap);
-	return report_add(rc->r, rc->a, rc->rule->id, sev,
-	    p != NULL && p->key->text != NULL ? p->key->text : "",
-	    p != NULL ? p->key_loc.line : rc->root->loc.line,
-	    p != NULL ? p->key_loc.col : rc->root->loc.col, rc->rule->hint,
-	    "%s", msg);
+	return rv;
 }
 
 const struct doc_pair *

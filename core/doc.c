@@ -12,6 +12,7 @@
  */
 #include "doc.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -179,7 +180,21 @@ check_encoding(const char *buf, size_t len, struct err *e)
 		uint32_t cp;
 		size_t w, k;
 		struct err_loc l;
+		uint64_t x;
 
+		/* Fastest path: eight printable ASCII bytes (none below 0x20,
+		   none above 0x7E: exact word-at-a-time tests). */
+		if (len - i >= 8) {
+			memcpy(&x, s + i, 8);
+			if (((x - 0x2020202020202020ULL) & ~x &
+			    0x8080808080808080ULL) == 0 &&
+			    (((x + 0x0101010101010101ULL) | x) &
+			    0x8080808080808080ULL) == 0) {
+				at.col += 8;
+				i += 8;
+				continue;
+			}
+		}
 		/* Fast path: printable ASCII and line feeds. */
 		if (c >= 0x20 && c < 0x7F) {
 			at.col++;
@@ -807,6 +822,7 @@ scalar_node(struct doc_node **out, struct builder *b, const yaml_event_t *ev)
 	enum scalar_type t;
 	struct scalar sc;
 	struct doc_node *n;
+	int rv;
 
 	*out = NULL;
 	if (len > b->lim->max_scalar)
@@ -835,7 +851,10 @@ scalar_node(struct doc_node **out, struct builder *b, const yaml_event_t *ev)
 		    "unsupported tag '%s' (preflight reads what "
 		    "yaml.safe_load reads: !!str, !!int, !!float, !!bool, "
 		    "!!null, !!map, !!seq)", tag);
-	if (scalar_construct(&sc, t, v, len, b->a) != 0)
+	rv = scalar_construct(&sc, t, v, len, b->a);
+	if (rv == ERR_NOMEM)
+		return nomem(b);
+	if (rv != 0)
 		return fail_at(b, ERR_PARSE, at,
 		    "'%.40s' is not a valid !!%s value", v,
 		    scalar_type_name(t));
@@ -1137,9 +1156,16 @@ bool
 doc_text_has_ci(const char *text, const char *needle)
 {
 	size_t n = strlen(needle);
+	unsigned char lo, up;
 
+	if (n == 0)
+		return text != NULL;
+	lo = (unsigned char)tolower((unsigned char)needle[0]);
+	up = (unsigned char)toupper((unsigned char)needle[0]);
+	/* The whole compare only where the first character matches. */
 	for (; text != NULL && *text != '\0'; text++)
-		if (strncasecmp(text, needle, n) == 0)
+		if (((unsigned char)*text == lo || (unsigned char)*text == up)
+		    && strncasecmp(text, needle, n) == 0)
 			return true;
 	return false;
 }

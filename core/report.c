@@ -144,16 +144,27 @@ report_add(struct report *r, struct arena *a, const char *rule,
     enum severity sev, const char *path, unsigned line, unsigned col,
     const char *hint, const char *fmt, ...)
 {
+	va_list ap;
+	int rv;
+
+	va_start(ap, fmt);
+	rv = report_addv(r, a, rule, sev, path, line, col, hint, fmt, ap);
+	va_end(ap);
+	return rv;
+}
+
+int
+report_addv(struct report *r, struct arena *a, const char *rule,
+    enum severity sev, const char *path, unsigned line, unsigned col,
+    const char *hint, const char *fmt, va_list ap)
+{
 	struct finding *f = ARENA_NEW(a, struct finding, 1);
 	char small[512];
-	va_list ap;
 	int n;
 
 	if (f == NULL)
 		return ERR_NOMEM;
-	va_start(ap, fmt);
 	n = vsnprintf(small, sizeof(small), fmt, ap);
-	va_end(ap);
 	if (n < 0)
 		return ERR_INTERNAL;
 	f->rule = rule;

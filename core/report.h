@@ -9,6 +9,7 @@
 #ifndef CORE_REPORT_H
 #define CORE_REPORT_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -127,6 +128,12 @@ int report_add(struct report *r, struct arena *a, const char *rule,
     enum severity sev, const char *path, unsigned line, unsigned col,
     const char *hint, const char *fmt, ...)
     __attribute__((format(printf, 9, 10)));
+
+/* report_add() with the message's arguments in ap. */
+int report_addv(struct report *r, struct arena *a, const char *rule,
+    enum severity sev, const char *path, unsigned line, unsigned col,
+    const char *hint, const char *fmt, va_list ap)
+    __attribute__((format(printf, 9, 0)));
 
 /* Sort the findings (line, then rule id) and set the verdict. */
 int report_finish(struct report *r, struct arena *a, struct err *e);

@@ -18,6 +18,10 @@
 #include <string.h>
 
 #include "arena.h"
+#include "err.h"
+
+/* The constructors' third answer, besides 0 and -1 (not valid). */
+#define OUT_OF_MEMORY 1
 
 struct cur {
 	const char *p;		/* next character */
@@ -293,6 +297,18 @@ is_timestamp(const char *s, size_t len)
 	return done(&c);
 }
 
+/* The first characters PyYAML registers a resolver for (a table: this
+   runs for every key and value). */
+static const bool first_char[256] = {
+	['y'] = true, ['Y'] = true, ['n'] = true, ['N'] = true,
+	['t'] = true, ['T'] = true, ['f'] = true, ['F'] = true,
+	['o'] = true, ['O'] = true, ['-'] = true, ['+'] = true,
+	['0'] = true, ['1'] = true, ['2'] = true, ['3'] = true,
+	['4'] = true, ['5'] = true, ['6'] = true, ['7'] = true,
+	['8'] = true, ['9'] = true, ['.'] = true, ['<'] = true,
+	['~'] = true, ['='] = true,
+};
+
 enum scalar_type
 scalar_resolve(const char *s, size_t len)
 {
@@ -302,7 +318,7 @@ scalar_resolve(const char *s, size_t len)
 	 * PyYAML only tries the resolvers registered for the first
 	 * character; most config values (names, paths) match none.
 	 */
-	if (!in_set(s[0], "yYnNtTfFoO-+0123456789.<~="))
+	if (!first_char[(unsigned char)s[0]])
 		return SCALAR_STR;
 	if (is_bool(s, len))
 		return SCALAR_BOOL;
@@ -394,7 +410,9 @@ construct_int(struct scalar *out, const char *s, size_t len,
 	char *p = munge(s, len, false, &n, a);
 	int rv;
 
-	if (p == NULL || n == 0)
+	if (p == NULL)
+		return OUT_OF_MEMORY;
+	if (n == 0)
 		return -1;
 	if (p[0] == '-')
 		neg = true;
@@ -501,7 +519,9 @@ construct_float(struct scalar *out, const char *s, size_t len,
 	size_t n;
 	char *p = munge(s, len, true, &n, a);
 
-	if (p == NULL || n == 0)
+	if (p == NULL)
+		return OUT_OF_MEMORY;
+	if (n == 0)
 		return -1;
 	if (p[0] == '-')
 		sign = -1.0;
@@ -549,6 +569,7 @@ scalar_construct(struct scalar *out, enum scalar_type t, const char *s,
 	static const char *const no[] = { "no", "false", "off" };
 	char low[8];
 	size_t i;
+	int rv = -1;
 
 	memset(out, 0, sizeof(*out));
 	out->type = t;
@@ -562,7 +583,7 @@ scalar_construct(struct scalar *out, enum scalar_type t, const char *s,
 	case SCALAR_BOOL:
 		/* bool_values[value.lower()] */
 		if (len >= sizeof(low))
-			return -1;
+			return ERR_PARSE;
 		for (i = 0; i < len; i++)
 			low[i] = (char)(s[i] >= 'A' && s[i] <= 'Z' ?
 			    s[i] - 'A' + 'a' : s[i]);
@@ -577,13 +598,15 @@ scalar_construct(struct scalar *out, enum scalar_type t, const char *s,
 				return 0;
 			}
 		}
-		return -1;
+		return ERR_PARSE;
 	case SCALAR_INT:
-		return construct_int(out, s, len, a);
+		rv = construct_int(out, s, len, a);
+		break;
 	case SCALAR_FLOAT:
-		return construct_float(out, s, len, a);
+		rv = construct_float(out, s, len, a);
+		break;
 	}
-	return -1;
+	return rv == 0 ? 0 : rv == OUT_OF_MEMORY ? ERR_NOMEM : ERR_PARSE;
 }
 
 const char *

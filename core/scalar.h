@@ -39,9 +39,9 @@ enum scalar_type scalar_resolve(const char *s, size_t len);
 /*
  * Fill out with the value of s[0..len) read as type t, the way PyYAML's
  * SafeConstructor does (also for an explicit tag such as !!int on a
- * quoted scalar).  Returns 0, or -1 when s is not a valid t (`!!int abc`,
- * `!!bool maybe`).  a is scratch space for underscore removal; it returns
- * -1 too when a is exhausted.
+ * quoted scalar).  Returns 0, ERR_PARSE when s is not a valid t (`!!int
+ * abc`, `!!bool maybe`), or ERR_NOMEM when a (scratch space for underscore
+ * removal) is exhausted.
  */
 int scalar_construct(struct scalar *out, enum scalar_type t, const char *s,
     size_t len, struct arena *a);

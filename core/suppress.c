@@ -50,66 +50,67 @@ static int
 scan(struct marker **out, const char *buf, size_t len, struct arena *a)
 {
 	struct marker *head = NULL, **tail = &head;
-	size_t i = 0;
+	const char *p = buf, *stop = buf + len, *ls = buf, *nl;
+	size_t i, end;
 	unsigned line = 1;
 
-	while (i < len) {
-		size_t end = i, k;
-		const char *m;
+	/* From one '#' to the next (memchr, not a byte loop), counting the
+	   lines passed; only the first marker of a line counts. */
+	for (;;) {
+		const char *m = memchr(p, '#', (size_t)(stop - p));
+		const char *ids, *close, *r, *rend;
+		struct marker *mk;
+		size_t j;
 
-		while (end < len && buf[end] != '\n')
-			end++;
-		/* memmem over one line */
-		m = NULL;
-		for (k = i; k + sizeof(MARKER) - 1 <= end; k++)
-			if (buf[k] == '#' && memcmp(buf + k, MARKER,
-			    sizeof(MARKER) - 1) == 0) {
-				m = buf + k;
-				break;
-			}
-		if (m != NULL) {
-			const char *ids = m + sizeof(MARKER) - 1;
-			const char *close = memchr(ids, ']',
-			    (size_t)(buf + end - ids));
-			struct marker *mk;
-			const char *r, *rend;
-			size_t j;
-
-			if (close != NULL) {
-				mk = ARENA_NEW(a, struct marker, 1);
-				if (mk == NULL)
-					return ERR_NOMEM;
-				mk->line = line;
-				mk->col = (unsigned)(m - (buf + i)) + 1;
-				mk->alone = true;
-				for (j = i; buf + j < m; j++)
-					if (buf[j] != ' ' && buf[j] != '\t')
-						mk->alone = false;
-				mk->ids = arena_strndup(a, ids,
-				    (size_t)(close - ids));
-				r = close + 1;
-				while (r < buf + end && (*r == ' ' ||
-				    *r == '\t'))
-					r++;
-				/* The reason ends where another comment
-				   starts (" #"), or at the end of the line. */
-				for (rend = r; rend < buf + end; rend++)
-					if (rend[0] == '#' && (rend == r ||
-					    rend[-1] == ' '))
-						break;
-				while (rend > r && (rend[-1] == ' ' ||
-				    rend[-1] == '\t' || rend[-1] == '\r'))
-					rend--;
-				mk->reason = arena_strndup(a, r,
-				    (size_t)(rend - r));
-				if (mk->ids == NULL || mk->reason == NULL)
-					return ERR_NOMEM;
-				*tail = mk;
-				tail = &mk->next;
-			}
+		if (m == NULL)
+			break;
+		while ((nl = memchr(ls, '\n', (size_t)(m - ls))) != NULL) {
+			line++;
+			ls = nl + 1;
 		}
-		i = end + 1;
-		line++;
+		if ((size_t)(stop - m) < sizeof(MARKER) - 1 ||
+		    memcmp(m, MARKER, sizeof(MARKER) - 1) != 0) {
+			p = m + 1;
+			continue;
+		}
+		nl = memchr(m, '\n', (size_t)(stop - m));
+		i = (size_t)(ls - buf);
+		end = nl != NULL ? (size_t)(nl - buf) : len;
+		ids = m + sizeof(MARKER) - 1;
+		close = memchr(ids, ']', (size_t)(buf + end - ids));
+		if (close != NULL) {
+			mk = ARENA_NEW(a, struct marker, 1);
+			if (mk == NULL)
+				return ERR_NOMEM;
+			mk->line = line;
+			mk->col = (unsigned)(m - (buf + i)) + 1;
+			mk->alone = true;
+			for (j = i; buf + j < m; j++)
+				if (buf[j] != ' ' && buf[j] != '\t')
+					mk->alone = false;
+			mk->ids = arena_strndup(a, ids,
+			    (size_t)(close - ids));
+			r = close + 1;
+			while (r < buf + end && (*r == ' ' ||
+			    *r == '\t'))
+				r++;
+			/* The reason ends where another comment
+			   starts (" #"), or at the end of the line. */
+			for (rend = r; rend < buf + end; rend++)
+				if (rend[0] == '#' && (rend == r ||
+				    rend[-1] == ' '))
+					break;
+			while (rend > r && (rend[-1] == ' ' ||
+			    rend[-1] == '\t' || rend[-1] == '\r'))
+				rend--;
+			mk->reason = arena_strndup(a, r,
+			    (size_t)(rend - r));
+			if (mk->ids == NULL || mk->reason == NULL)
+				return ERR_NOMEM;
+			*tail = mk;
+			tail = &mk->next;
+		}
+		p = buf + end;
 	}
 	*out = head;
 	return 0;

@@ -412,6 +412,45 @@ test_doc__every_allocation_failure_is_clean(void **state)
 	fail_msg("parse never succeeded within 4 MiB");
 }
 
+/* Every byte of budget on a small document that uses each constructor
+   (ints and floats with underscores go through scratch memory): running
+   out is ERR_NOMEM wherever it happens, never a parse error. */
+static void
+test_doc__every_budget_byte_fails_as_nomem(void **state)
+{
+	static const char yaml[] = "base: &b {lr: 1_000.5, n: 0b1_0}\n"
+	    "<<: *b\nint: 1_000\nhex: 0x_1F\noct: 0o17\nsex: 1:30\n"
+	    "float: 2.5e+3\nfsex: 1:30.5\ninf: -.inf\nbool: Yes\nnull: ~\n"
+	    "date: 2001-12-14\ntagged: !!int '42'\ntf: !!float '1_0.5'\n"
+	    "list: [1, 2.0, x]\nint: 7\n";
+	struct limits lim;
+	size_t cap;
+
+	(void)state;
+	limits_default(&lim);
+	for (cap = 0; cap < ((size_t)1 << 20); cap++) {
+		struct arena a;
+		struct err e = { 0 };
+		struct doc *d;
+		int rv;
+
+		arena_init(&a, cap);
+		rv = doc_parse(&d, yaml, sizeof(yaml) - 1, &lim, &a, &e);
+		if (rv == 0) {
+			assert_int_equal(doc_map_value(d->root, "int")->i, 7);
+			assert_true(doc_map_value(d->root, "tf")->f == 10.5);
+			arena_fini(&a);
+			return;
+		}
+		arena_fini(&a);
+		if (rv != ERR_NOMEM)
+			fail_msg("budget %zu: error %d (%s), not ERR_NOMEM",
+			    cap, rv, e.msg);
+		assert_null(d);
+	}
+	fail_msg("parse never succeeded within 1 MiB");
+}
+
 /* ---- refusals ------------------------------------------------------ */
 
 struct bad {
@@ -645,6 +684,7 @@ main(void)
 		    test_doc__shared_parse_is_kept_once_per_process),
 		cmocka_unit_test(test_doc__custom_limits_apply),
 		cmocka_unit_test(test_doc__every_allocation_failure_is_clean),
+		cmocka_unit_test(test_doc__every_budget_byte_fails_as_nomem),
 		cmocka_unit_test(test_doc__error_path_names_the_key),
 	};
 	size_t nfixed = sizeof(fixed) / sizeof(fixed[0]);
