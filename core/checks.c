@@ -73,28 +73,6 @@ first_of_sizes(const struct rule_ctx *rc)
 	return NULL;
 }
 
-const struct doc_pair *
-cfg_pair(const struct rule_ctx *rc, const char *key)
-{
-	return doc_map_get(rc->root, key);	/* through root's index */
-}
-
-bool
-cfg_on(const struct rule_ctx *rc, const char *key)
-{
-	const struct doc_pair *p = cfg_pair(rc, key);
-
-	return p != NULL && doc_truthy(p->value);
-}
-
-const char *
-cfg_str(const struct rule_ctx *rc, const char *key)
-{
-	const struct doc_pair *p = cfg_pair(rc, key);
-
-	return p != NULL && p->value->kind == DOC_STR ? p->value->text : NULL;
-}
-
 static bool
 node_int(const struct doc_node *v, long long *out)
 {
@@ -112,6 +90,14 @@ node_int(const struct doc_node *v, long long *out)
 }
 
 long long
+cfg_int_of(const struct doc_pair *p, long long def)
+{
+	long long v;
+
+	return p != NULL && node_int(p->value, &v) ? v : def;
+}
+
+long long
 mul_sat(long long a, long long b)
 {
 	long long r;
@@ -119,72 +105,6 @@ mul_sat(long long a, long long b)
 	if (__builtin_mul_overflow(a, b, &r))
 		return (a < 0) != (b < 0) ? LLONG_MIN : LLONG_MAX;
 	return r;
-}
-
-long long
-cfg_int(const struct rule_ctx *rc, const char *key, long long def)
-{
-	const struct doc_pair *p = cfg_pair(rc, key);
-	long long v;
-
-	return p != NULL && node_int(p->value, &v) ? v : def;
-}
-
-bool
-cfg_is(const struct rule_ctx *rc, const char *key, const char *want)
-{
-	const char *v = cfg_str(rc, key);
-
-	return v != NULL && strcmp(v, want) == 0;
-}
-
-bool
-cfg_true(const struct rule_ctx *rc, const char *key)
-{
-	const struct doc_pair *p = cfg_pair(rc, key);
-
-	return p != NULL && p->value->kind == DOC_BOOL && p->value->b;
-}
-
-bool
-cfg_false(const struct rule_ctx *rc, const char *key)
-{
-	const struct doc_pair *p = cfg_pair(rc, key);
-
-	return p != NULL && p->value->kind == DOC_BOOL && !p->value->b;
-}
-
-bool
-cfg_set(const struct rule_ctx *rc, const char *key)
-{
-	const struct doc_pair *p = cfg_pair(rc, key);
-
-	return p != NULL && p->value->kind != DOC_NULL;
-}
-
-const struct doc_pair *
-cfg_sub(const struct rule_ctx *rc, const char *key, const char *inner)
-{
-	const struct doc_pair *p = cfg_pair(rc, key);
-
-	return p != NULL && p->value->kind == DOC_MAP ?
-	    doc_map_get(p->value, inner) : NULL;
-}
-
-bool
-cfg_sub_on(const struct rule_ctx *rc, const char *key, const char *inner)
-{
-	const struct doc_pair *p = cfg_sub(rc, key, inner);
-
-	return p != NULL && doc_truthy(p->value);
-}
-
-const struct doc_pair *
-cfg_first(const struct rule_ctx *rc, const char *a, const char *b)
-{
-	const struct doc_pair *p = cfg_pair(rc, a);
-
-	return p != NULL ? p : cfg_pair(rc, b);
 }
 
 bool

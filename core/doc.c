@@ -121,34 +121,18 @@ nomem(struct builder *b)
 	    "request memory budget spent while building the document");
 }
 
-/* For anchors and keys: eight bytes a step, then the tail (overlapping
-   loads, no copy loop), mixed so the low bits (what a table masks)
-   depend on every byte. */
+/* doc.h's hash, out of line: anchors, keys built at parse time, and
+   lookups whose key is not a literal. */
+uint64_t
+doc_hash_bytes_rt(const char *s, size_t n, uint64_t h)
+{
+	return doc_hash_bytes(s, n, h);
+}
+
 static uint64_t
 hash_bytes(const char *s, size_t n, uint64_t h)
 {
-	uint64_t w = 0;
-	uint32_t lo, hi;
-
-	h ^= (uint64_t)n;
-	for (; n >= 8; s += 8, n -= 8) {
-		memcpy(&w, s, 8);
-		h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
-		h ^= h >> 29;
-	}
-	if (n >= 4) {
-		memcpy(&lo, s, 4);
-		memcpy(&hi, s + n - 4, 4);
-		w = (uint64_t)lo | (uint64_t)hi << 32;
-	} else if (n > 0) {
-		w = (uint64_t)(unsigned char)s[0] |
-		    (uint64_t)(unsigned char)s[n / 2] << 8 |
-		    (uint64_t)(unsigned char)s[n - 1] << 16;
-	} else {
-		w = 0;
-	}
-	h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
-	return h ^ (h >> 32);
+	return doc_hash_bytes_rt(s, n, h);
 }
 
 static uint64_t
@@ -522,17 +506,11 @@ key_hash(const struct doc_node *k)
 			return hash_u64((uint64_t)(long long)f);
 		return hash_bytes((const char *)&f, sizeof(f), 11);
 	default:
-		return hash_bytes(k->text, k->len,
-		    0xcbf29ce484222325ULL ^ (uint64_t)k->kind);
+		return hash_bytes(k->text, k->len, DOC_HASH_SEED ^
+		    (uint64_t)k->kind);
 	}
 }
 
-/* key_hash() of a string key. */
-static uint64_t
-str_hash(const char *s, size_t n)
-{
-	return hash_bytes(s, n, 0xcbf29ce484222325ULL ^ (uint64_t)DOC_STR);
-}
 
 static double
 num_value(const struct doc_node *k)
@@ -1064,15 +1042,15 @@ doc_parse_shared(const struct doc *_Atomic *slot, const char *text)
 }
 
 const struct doc_pair *
-doc_map_get(const struct doc_node *map, const char *key)
+doc_map_find(const struct doc_node *map, const char *key, size_t n,
+    uint64_t hash)
 {
-	size_t i, h, n;
+	size_t i, h;
 
 	if (map == NULL || map->kind != DOC_MAP)
 		return NULL;
-	n = strlen(key);
 	if (map->slots != NULL) {
-		h = (size_t)str_hash(key, n) & map->slot_mask;
+		h = (size_t)hash & map->slot_mask;
 		for (; map->slots[h] != 0; h = (h + 1) & map->slot_mask) {
 			const struct doc_pair *p = &map->pairs[map->slots[h] -
 			    1];
@@ -1117,14 +1095,6 @@ doc_map_index(struct doc_node *m, struct arena *a)
 	}
 	m->slots = slots;
 	m->slot_mask = cap - 1;
-}
-
-const struct doc_node *
-doc_map_value(const struct doc_node *map, const char *key)
-{
-	const struct doc_pair *p = doc_map_get(map, key);
-
-	return p != NULL ? p->value : NULL;
 }
 
 bool

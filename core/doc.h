@@ -17,6 +17,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "err.h"
 
@@ -124,10 +126,6 @@ int doc_parse(struct doc **out, const char *buf, size_t len,
 const struct doc *doc_parse_shared(const struct doc *_Atomic *slot,
     const char *text);
 
-/* The value of key in map (NULL when absent or map is not a mapping). */
-const struct doc_node *doc_map_value(const struct doc_node *map,
-    const char *key);
-
 /* Python's truth value of v, which is what `if cfg.key:` in Axolotl
    sees; NULL (a missing key) is false. */
 bool doc_truthy(const struct doc_node *v);
@@ -138,10 +136,71 @@ bool doc_text_has_ci(const char *text, const char *needle);
 /* Whether seq is a list with a string item containing needle. */
 bool doc_seq_has(const struct doc_node *seq, const char *needle);
 
-/* The pair whose key is the string key in map, or NULL.  Borrowed.
-   Through the map's index when it has one, else a scan. */
-const struct doc_pair *doc_map_get(const struct doc_node *map,
-    const char *key);
+/*
+ * The hash of the mapping indexes: eight bytes a step, then the tail
+ * (overlapping loads, no copy loop), mixed so the low bits (what a table
+ * masks) depend on every byte.  Inline, so that a literal key's hash is
+ * computed by the compiler (see doc_map_get).
+ */
+#define DOC_HASH_SEED 0xcbf29ce484222325ULL
+
+static inline uint64_t
+doc_hash_bytes(const char *s, size_t n, uint64_t h)
+{
+	uint64_t w = 0;
+	uint32_t lo, hi;
+
+	h ^= (uint64_t)n;
+#pragma GCC unroll 8
+	for (; n >= 8; s += 8, n -= 8) {
+		memcpy(&w, s, 8);
+		h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
+		h ^= h >> 29;
+	}
+	if (n >= 4) {
+		memcpy(&lo, s, 4);
+		memcpy(&hi, s + n - 4, 4);
+		w = (uint64_t)lo | (uint64_t)hi << 32;
+	} else if (n > 0) {
+		w = (uint64_t)(unsigned char)s[0] |
+		    (uint64_t)(unsigned char)s[n / 2] << 8 |
+		    (uint64_t)(unsigned char)s[n - 1] << 16;
+	} else {
+		w = 0;
+	}
+	h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
+	return h ^ (h >> 32);
+}
+
+/* The same, out of line (for keys that are not literals). */
+uint64_t doc_hash_bytes_rt(const char *s, size_t n, uint64_t h);
+
+/* The pair whose string key is key[0..n) (hash: doc_hash_bytes(key, n,
+   DOC_HASH_SEED ^ DOC_STR)) in map, or NULL.  Borrowed.  Through the
+   map's index when it has one, else a scan. */
+const struct doc_pair *doc_map_find(const struct doc_node *map,
+    const char *key, size_t n, uint64_t hash);
+
+/* The pair whose key is the string key in map, or NULL.  Borrowed.  A
+   literal key's length and hash fold to constants here. */
+static inline const struct doc_pair *
+doc_map_get(const struct doc_node *map, const char *key)
+{
+	size_t n = strlen(key);
+	uint64_t seed = DOC_HASH_SEED ^ (uint64_t)DOC_STR;
+
+	return doc_map_find(map, key, n, __builtin_constant_p(n) && n <= 64 ?
+	    doc_hash_bytes(key, n, seed) : doc_hash_bytes_rt(key, n, seed));
+}
+
+/* The value of key in map (NULL when absent or map is not a mapping). */
+static inline const struct doc_node *
+doc_map_value(const struct doc_node *map, const char *key)
+{
+	const struct doc_pair *p = doc_map_get(map, key);
+
+	return p != NULL ? p->value : NULL;
+}
 
 /* Give m (a mapping whose pairs were laid out by hand, e.g. a merge of
    two) an index, the first of equal keys winning as in a scan.  Without

@@ -6,6 +6,7 @@
 #define CORE_RULES_INT_H
 
 #include <stdbool.h>
+#include <string.h>
 
 #include "doc.h"
 #include "report.h"
@@ -35,42 +36,111 @@ int rule_report_sev(struct rule_ctx *rc, const struct doc_pair *p,
 /* The first parallel-size key written (dp_shard_size, ...), or NULL. */
 const struct doc_pair *first_of_sizes(const struct rule_ctx *rc);
 
+/*
+ * Lookups of top-level keys.  Inline, so that a literal key's length and
+ * hash are constants (doc_map_get): rules make hundreds per check.
+ */
+
 /* The top-level pair for key, or NULL. */
-const struct doc_pair *cfg_pair(const struct rule_ctx *rc, const char *key);
+static inline const struct doc_pair *
+cfg_pair(const struct rule_ctx *rc, const char *key)
+{
+	return doc_map_get(rc->root, key);
+}
 
 /* Python truthiness of a value; a missing key is false. */
-bool cfg_on(const struct rule_ctx *rc, const char *key);
+static inline bool
+cfg_on(const struct rule_ctx *rc, const char *key)
+{
+	const struct doc_pair *p = cfg_pair(rc, key);
+
+	return p != NULL && doc_truthy(p->value);
+}
 
 /* A string value, or NULL when absent or not a string. */
-const char *cfg_str(const struct rule_ctx *rc, const char *key);
+static inline const char *
+cfg_str(const struct rule_ctx *rc, const char *key)
+{
+	const struct doc_pair *p = cfg_pair(rc, key);
+
+	return p != NULL && p->value->kind == DOC_STR ? p->value->text : NULL;
+}
+
+/* p's value as an integer (floats with no fraction too), else def. */
+long long cfg_int_of(const struct doc_pair *p, long long def);
 
 /* An integer value (floats with no fraction too), else def. */
-long long cfg_int(const struct rule_ctx *rc, const char *key,
-    long long def);
+static inline long long
+cfg_int(const struct rule_ctx *rc, const char *key, long long def)
+{
+	return cfg_int_of(cfg_pair(rc, key), def);
+}
 
 /* The string value of key equals want. */
-bool cfg_is(const struct rule_ctx *rc, const char *key, const char *want);
+static inline bool
+cfg_is(const struct rule_ctx *rc, const char *key, const char *want)
+{
+	const char *v = cfg_str(rc, key);
+
+	return v != NULL && strcmp(v, want) == 0;
+}
 
 /* a x b, saturated at LLONG_MIN/LLONG_MAX: config numbers are arbitrary,
    and a product of them must not overflow. */
 long long mul_sat(long long a, long long b);
 
 /* key is written as true / false (a bool, not a truthy value). */
-bool cfg_true(const struct rule_ctx *rc, const char *key);
-bool cfg_false(const struct rule_ctx *rc, const char *key);
+static inline bool
+cfg_true(const struct rule_ctx *rc, const char *key)
+{
+	const struct doc_pair *p = cfg_pair(rc, key);
+
+	return p != NULL && p->value->kind == DOC_BOOL && p->value->b;
+}
+
+static inline bool
+cfg_false(const struct rule_ctx *rc, const char *key)
+{
+	const struct doc_pair *p = cfg_pair(rc, key);
+
+	return p != NULL && p->value->kind == DOC_BOOL && !p->value->b;
+}
 
 /* key is present and not null. */
-bool cfg_set(const struct rule_ctx *rc, const char *key);
+static inline bool
+cfg_set(const struct rule_ctx *rc, const char *key)
+{
+	const struct doc_pair *p = cfg_pair(rc, key);
+
+	return p != NULL && p->value->kind != DOC_NULL;
+}
 
 /* inner of a mapping-valued key, or NULL; and its truthiness. */
-const struct doc_pair *cfg_sub(const struct rule_ctx *rc, const char *key,
-    const char *inner);
-bool cfg_sub_on(const struct rule_ctx *rc, const char *key,
-    const char *inner);
+static inline const struct doc_pair *
+cfg_sub(const struct rule_ctx *rc, const char *key, const char *inner)
+{
+	const struct doc_pair *p = cfg_pair(rc, key);
+
+	return p != NULL && p->value->kind == DOC_MAP ?
+	    doc_map_get(p->value, inner) : NULL;
+}
+
+static inline bool
+cfg_sub_on(const struct rule_ctx *rc, const char *key, const char *inner)
+{
+	const struct doc_pair *p = cfg_sub(rc, key, inner);
+
+	return p != NULL && doc_truthy(p->value);
+}
 
 /* The pair of a, else of b, or NULL. */
-const struct doc_pair *cfg_first(const struct rule_ctx *rc, const char *a,
-    const char *b);
+static inline const struct doc_pair *
+cfg_first(const struct rule_ctx *rc, const char *a, const char *b)
+{
+	const struct doc_pair *p = cfg_pair(rc, a);
+
+	return p != NULL ? p : cfg_pair(rc, b);
+}
 
 /* A plugins entry contains needle. */
 bool cfg_plugin(const struct rule_ctx *rc, const char *needle);
