@@ -8,6 +8,7 @@
  */
 #include "config.h"
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -285,13 +286,97 @@ datasets_required(struct report *r, const struct doc_node *root,
 	    "pretraining_dataset is set; Axolotl refuses the config");
 }
 
+/*
+ * What config_check asks of every key: its row (by name, else by alias)
+ * and its parsed type.  keys_table never changes, so this is built on
+ * first use and kept for the process (a C11 atomic publish, as in
+ * doc_parse_shared: racing first uses both build, one is kept).
+ */
+struct key_slot {
+	const char *name;	/* a key or an alias; NULL: empty */
+	const struct key_def *k;
+};
+
+struct key_facts {
+	struct arena a;			/* everything below lives in it */
+	struct key_slot *slots;		/* open addressing, mask + 1 */
+	size_t mask;
+	const struct ty **types;	/* [k - keys_table]; NULL: unparsed */
+};
+
+static struct key_facts *_Atomic key_facts_kept;
+
+/* First come wins: names go in before aliases, as lookup() promises. */
+static void
+slot_add(struct key_facts *f, const char *name, const struct key_def *k)
+{
+	size_t h = (size_t)doc_hash_bytes_rt(name, strlen(name),
+	    DOC_HASH_SEED) & f->mask;
+
+	for (; f->slots[h].name != NULL; h = (h + 1) & f->mask)
+		if (strcmp(f->slots[h].name, name) == 0)
+			return;
+	f->slots[h].name = name;
+	f->slots[h].k = k;
+}
+
+static const struct key_facts *
+key_facts(void)
+{
+	struct key_facts *have = atomic_load_explicit(&key_facts_kept,
+	    memory_order_acquire), *f;
+	struct arena a;
+	size_t cap, i;
+
+	if (have != NULL)
+		return have;
+	for (cap = 16; cap < 4 * keys_table_len; cap *= 2)
+		;
+	arena_init(&a, (size_t)4 << 20);
+	f = ARENA_NEW(&a, struct key_facts, 1);
+	if (f == NULL)
+		goto fail;
+	f->slots = ARENA_NEW(&a, struct key_slot, cap);
+	f->types = ARENA_NEW(&a, const struct ty *, keys_table_len + 1);
+	if (f->slots == NULL || f->types == NULL)
+		goto fail;
+	f->mask = cap - 1;
+	for (i = 0; i < keys_table_len; i++)
+		slot_add(f, keys_table[i].key, &keys_table[i]);
+	for (i = 0; i < keys_table_len; i++)
+		if (keys_table[i].alias != NULL)
+			slot_add(f, keys_table[i].alias, &keys_table[i]);
+	for (i = 0; i < keys_table_len; i++)
+		f->types[i] = ty_parse(keys_table[i].type, &a);
+	f->a = a;	/* the arena lives in its own memory from here on */
+	if (!atomic_compare_exchange_strong_explicit(&key_facts_kept, &have,
+	    f, memory_order_acq_rel, memory_order_acquire)) {
+		a = f->a;
+		arena_fini(&a);
+		return have;
+	}
+	return f;
+fail:
+	arena_fini(&a);
+	return NULL;
+}
+
 /* The row for a key, also when it is written as its alias. */
 static const struct key_def *
-lookup(const char *key)
+lookup(const struct key_facts *f, const char *key)
 {
-	const struct key_def *k = keys_find(key);
-	size_t i;
+	const struct key_def *k;
+	size_t i, h;
 
+	if (f != NULL) {
+		h = (size_t)doc_hash_bytes_rt(key, strlen(key), DOC_HASH_SEED) &
+		    f->mask;
+		for (; f->slots[h].name != NULL; h = (h + 1) & f->mask)
+			if (strcmp(f->slots[h].name, key) == 0)
+				return f->slots[h].k;
+		return NULL;
+	}
+	k = keys_find(key);
 	if (k != NULL)
 		return k;
 	for (i = 0; i < keys_table_len; i++)
@@ -407,6 +492,7 @@ config_check(struct report *r, const struct doc *d, struct arena *a)
 	const struct rule_def *type = rules_find("schema.type");
 	const struct doc_pair *pl = doc_map_get(d->root, "plugins");
 	const struct doc_node *plugins = pl != NULL ? pl->value : NULL;
+	const struct key_facts *facts = key_facts();
 	size_t i;
 	int rv;
 
@@ -435,7 +521,7 @@ config_check(struct report *r, const struct doc *d, struct arena *a)
 			if (keys_find(p->key->text) == NULL)
 				continue;	/* known to us, not to the schema */
 		}
-		k = lookup(p->key->text);
+		k = lookup(facts, p->key->text);
 		if (k == NULL) {
 			rv = unknown_key(r, p, a);
 			if (rv != 0)
@@ -464,7 +550,8 @@ config_check(struct report *r, const struct doc *d, struct arena *a)
 			continue;
 		if (plainly_accepted(k->type, p->value))
 			continue;
-		t = ty_parse(k->type, a);
+		t = facts != NULL ? facts->types[k - keys_table] :
+		    ty_parse(k->type, a);
 		if (t == NULL || ty_accepts(t, p->value))
 			continue;
 		ty_describe(want, sizeof(want), t);

@@ -376,6 +376,65 @@ test_rules__suggestion_equals_brute_force(void **state)
 	assert_true(checked > keys_table_len * 2);
 }
 
+/* Whether checking "base_model: x\n<key>: <value>\n" reports key with
+   rule. */
+static bool
+key_reported(const char *key, const char *value, const char *rule)
+{
+	struct context ctx;
+	struct limits lim;
+	struct arena a;
+	struct err e = { 0 };
+	struct report *r;
+	char text[512];
+	size_t i;
+	bool hit = false;
+	int n = snprintf(text, sizeof(text), "base_model: x\n%s: %s\n", key,
+	    value);
+
+	context_default(&ctx);
+	limits_default(&lim);
+	arena_init(&a, (size_t)64 << 20);
+	if (check_run(&r, text, (size_t)n, &ctx, &lim, &a, &e) != 0)
+		fail_msg("%s: %s", key, e.msg);
+	for (i = 0; i < r->nfindings; i++)
+		if (strcmp(r->findings[i].rule, rule) == 0 &&
+		    strcmp(r->findings[i].path, key) == 0)
+			hit = true;
+	arena_fini(&a);
+	return hit;
+}
+
+/* config_check finds every key and alias through its process-wide index,
+   with its type: none is unknown, a list is refused where the type takes
+   no list, and a key nobody knows is still unknown. */
+static void
+test_rules__every_key_and_alias_is_known(void **state)
+{
+	size_t i, aliases = 0;
+
+	(void)state;
+	for (i = 0; i < keys_table_len; i++) {
+		const struct key_def *k = &keys_table[i];
+
+		if (key_reported(k->key, "null",
+		    "schema.unknown_key_dropped"))
+			fail_msg("%s reported unknown", k->key);
+		if (k->alias != NULL) {
+			aliases++;
+			if (key_reported(k->alias, "null",
+			    "schema.unknown_key_dropped"))
+				fail_msg("alias %s reported unknown", k->alias);
+		}
+	}
+	assert_true(aliases > 0);
+	assert_true(key_reported("sequence_len", "[1, 2]", "schema.type"));
+	assert_true(key_reported("learning_rate", "{a: 1}", "schema.type"));
+	assert_false(key_reported("learning_rate", "0.0002", "schema.type"));
+	assert_true(key_reported("not_an_axolotl_key", "1",
+	    "schema.unknown_key_dropped"));
+}
+
 /*
  * Axolotl's own verdicts (shared/corpus/axolotl-verdicts.tsv): every
  * in-scope rejection gets an error finding; every config Axolotl accepts
@@ -560,6 +619,7 @@ main(void)
 		cmocka_unit_test(test_rules__ids_unique_sorted_complete),
 		cmocka_unit_test(test_rules__typos_get_the_right_suggestion),
 		cmocka_unit_test(test_rules__suggestion_equals_brute_force),
+		cmocka_unit_test(test_rules__every_key_and_alias_is_known),
 		cmocka_unit_test(test_rules__catalog_covers_rules_md),
 	};
 	const struct rule_def *all;
