@@ -604,6 +604,29 @@ note_dup(struct builder *b, const struct doc_pair *kept, unsigned first)
 }
 
 /*
+ * A mapping's index slot: the pair's index + 1 in the low 32 bits (0:
+ * empty), the high 32 bits of its key's hash above, so that a probe past
+ * another key compares two numbers and follows no pointer.
+ */
+static uint64_t
+slot_of(size_t i, uint64_t hash)
+{
+	return (uint64_t)(i + 1) | (hash & 0xffffffff00000000ULL);
+}
+
+static size_t
+slot_pair(uint64_t slot)
+{
+	return (size_t)(slot & 0xffffffffu) - 1;
+}
+
+static uint64_t
+slot_tag(uint64_t hash_or_slot)
+{
+	return hash_or_slot >> 32;
+}
+
+/*
  * Close a mapping: merged pairs first, then the explicit ones, each key
  * kept at its first position with its last value (a Python dict).
  */
@@ -613,7 +636,7 @@ finish_map(struct builder *b, struct frame *f)
 	struct doc_node *m = f->node;
 	size_t npairs = f->n / 2, total = 0, out = 0, cap, i, j;
 	struct doc_pair *raw, *all;
-	size_t *slots;
+	uint64_t *slots;
 	const struct link *k;
 	int rv;
 
@@ -666,19 +689,21 @@ finish_map(struct builder *b, struct frame *f)
 	/* Dedup through an open-addressing table of indexes into m->pairs. */
 	for (cap = 8; cap < out * 2; cap *= 2)
 		;
-	slots = ARENA_NEW(b->a, size_t, cap);
+	slots = ARENA_NEW(b->a, uint64_t, cap);
 	m->pairs = ARENA_NEW(b->a, struct doc_pair, out);
 	if (slots == NULL || (out > 0 && m->pairs == NULL))
 		return nomem(b);
 	m->n = 0;
 	for (i = 0; i < out; i++) {
-		size_t h = (size_t)key_hash(all[i].key) & (cap - 1);
+		uint64_t kh = key_hash(all[i].key);
+		size_t h = (size_t)kh & (cap - 1);
 		struct doc_pair *hit = NULL;
 
 		while (slots[h] != 0) {
-			struct doc_pair *p = &m->pairs[slots[h] - 1];
+			struct doc_pair *p = &m->pairs[slot_pair(slots[h])];
 
-			if (key_eq(p->key, all[i].key)) {
+			if (slot_tag(slots[h]) == slot_tag(kh) &&
+			    key_eq(p->key, all[i].key)) {
 				hit = p;
 				break;
 			}
@@ -686,7 +711,7 @@ finish_map(struct builder *b, struct frame *f)
 		}
 		if (hit == NULL) {
 			m->pairs[m->n] = all[i];
-			slots[h] = ++m->n;
+			slots[h] = slot_of(m->n++, kh);
 			continue;
 		}
 		if (!hit->merged && !all[i].merged) {
@@ -1052,9 +1077,11 @@ doc_map_find(const struct doc_node *map, const char *key, size_t n,
 	if (map->slots != NULL) {
 		h = (size_t)hash & map->slot_mask;
 		for (; map->slots[h] != 0; h = (h + 1) & map->slot_mask) {
-			const struct doc_pair *p = &map->pairs[map->slots[h] -
-			    1];
+			const struct doc_pair *p;
 
+			if (slot_tag(map->slots[h]) != slot_tag(hash))
+				continue;
+			p = &map->pairs[slot_pair(map->slots[h])];
 			if (p->key->kind == DOC_STR && p->key->len == n &&
 			    memcmp(p->key->text, key, n) == 0)
 				return p;
@@ -1074,7 +1101,8 @@ doc_map_find(const struct doc_node *map, const char *key, size_t n,
 void
 doc_map_index(struct doc_node *m, struct arena *a)
 {
-	size_t cap, i, h, *slots;
+	size_t cap, i, h;
+	uint64_t *slots, kh;
 
 	m->slots = NULL;
 	m->slot_mask = 0;
@@ -1082,16 +1110,17 @@ doc_map_index(struct doc_node *m, struct arena *a)
 		return;
 	for (cap = 8; cap < m->n * 2; cap *= 2)
 		;
-	slots = ARENA_NEW(a, size_t, cap);
+	slots = ARENA_NEW(a, uint64_t, cap);
 	if (slots == NULL)
 		return;
 	for (i = 0; i < m->n; i++) {
-		h = (size_t)key_hash(m->pairs[i].key) & (cap - 1);
-		while (slots[h] != 0 &&
-		    !key_eq(m->pairs[slots[h] - 1].key, m->pairs[i].key))
+		kh = key_hash(m->pairs[i].key);
+		h = (size_t)kh & (cap - 1);
+		while (slots[h] != 0 && !(slot_tag(slots[h]) == slot_tag(kh) &&
+		    key_eq(m->pairs[slot_pair(slots[h])].key, m->pairs[i].key)))
 			h = (h + 1) & (cap - 1);
 		if (slots[h] == 0)
-			slots[h] = i + 1;
+			slots[h] = slot_of(i, kh);
 	}
 	m->slots = slots;
 	m->slot_mask = cap - 1;

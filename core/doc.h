@@ -69,8 +69,9 @@ struct doc_node {
 	size_t n;		/* DOC_SEQ items or DOC_MAP pairs */
 	struct doc_node **items;	/* DOC_SEQ: n items */
 	struct doc_pair *pairs;		/* DOC_MAP: n pairs, dict order */
-	const size_t *slots;	/* DOC_MAP: open-addressing index of pairs
-				   (1-based; 0 empty) by key, slot_mask + 1
+	const uint64_t *slots;	/* DOC_MAP: open-addressing index of pairs
+				   by key (doc.c's slot_of: index + 1 and
+				   a hash tag; 0 empty), slot_mask + 1
 				   entries; NULL: lookups scan */
 	size_t slot_mask;
 	size_t weight;		/* nodes below and including this one,
