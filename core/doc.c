@@ -281,7 +281,8 @@ yaml_failed(struct builder *b, const yaml_parser_t *p)
 		return err_set(b->e, ERR_NOMEM, NULL,
 		    "out of memory while parsing YAML");
 	if (p->error == YAML_READER_ERROR) {
-		/* check_encoding() catches these first; keep a position. */
+		/* encoding_first() replaces these with check_encoding()'s
+		   message; keep a position anyway. */
 		at.line = 1;
 		at.col = 1;
 		return fail_at(b, ERR_PARSE, at, "%s at byte offset %zu",
@@ -420,7 +421,8 @@ anchor_define(struct builder *b, const yaml_char_t *name,
 static bool
 is_plain(const struct doc_node *n, const char *s)
 {
-	return n->plain && n->text != NULL && strcmp(n->text, s) == 0;
+	return n->plain && n->text != NULL && n->text[0] == s[0] &&
+	    strcmp(n->text, s) == 0;
 }
 
 /* Append child (written at `at`) to the open collection on top. */
@@ -958,6 +960,27 @@ on_event(struct builder *b, const yaml_event_t *ev)
 	return 0;
 }
 
+/*
+ * An encoding fault anywhere in the input is the error to report, as if
+ * the input were checked before parsing.  It is not: libyaml validates
+ * what it reads (the same rules), so a parse that reaches the end of the
+ * stream has read valid text, and only a failure, which may come before
+ * libyaml read everything, needs the whole input checked.  Returns rv, or
+ * the encoding error (then in e).
+ */
+static int
+encoding_first(const char *buf, size_t len, struct err *e, int rv)
+{
+	struct err enc = { 0 };
+	int erv = check_encoding(buf, len, &enc);
+
+	if (erv == 0)
+		return rv;
+	if (e != NULL)
+		*e = enc;
+	return erv;
+}
+
 int
 doc_parse(struct doc **out, const char *buf, size_t len,
     const struct limits *lim, struct arena *a, struct err *e)
@@ -989,9 +1012,6 @@ doc_parse(struct doc **out, const char *buf, size_t len,
 		    "config is larger than %zu bytes (limit max_bytes)",
 		    lim->max_bytes);
 	}
-	rv = check_encoding(buf, len, e);
-	if (rv != 0)
-		return rv;
 	b.lim = lim;
 	b.a = a;
 	b.e = e;
@@ -1000,10 +1020,11 @@ doc_parse(struct doc **out, const char *buf, size_t len,
 	b.doc = ARENA_NEW(a, struct doc, 1);
 	b.stack = ARENA_NEW(a, struct frame, (size_t)lim->max_depth + 1);
 	if (b.doc == NULL || b.stack == NULL)
-		return err_set(e, ERR_NOMEM, NULL,
-		    "request memory budget spent before parsing");
+		return encoding_first(buf, len, e, err_set(e, ERR_NOMEM, NULL,
+		    "request memory budget spent before parsing"));
 	if (!yaml_parser_initialize(&parser))
-		return err_set(e, ERR_NOMEM, NULL, "cannot initialize parser");
+		return encoding_first(buf, len, e, err_set(e, ERR_NOMEM, NULL,
+		    "cannot initialize parser"));
 	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
 	yaml_parser_set_encoding(&parser, YAML_UTF8_ENCODING);
 	rv = 0;
@@ -1022,8 +1043,10 @@ doc_parse(struct doc **out, const char *buf, size_t len,
 		if (e != NULL && e->loc.line > 0 && e->loc.path[0] == '\0')
 			stack_path(e->loc.path, sizeof(e->loc.path), &b,
 			    b.depth, NULL);
-		return rv;
+		return encoding_first(buf, len, e, rv);
 	}
+	/* Parsed to the end of the stream: libyaml has read, and so
+	   validated, every byte (the same checks as check_encoding()). */
 	if (b.doc->root == NULL) {
 		l.line = 1;
 		l.col = 1;

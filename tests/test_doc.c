@@ -489,6 +489,16 @@ static const struct bad bads[] = {
 	  "NUL byte at byte offset 9" },
 	{ "control_char", "a: \x01\n", 0, ERR_PARSE, 1, 4,
 	  "control character U+0001" },
+	/* An encoding fault wins over a parse error before it, as if the
+	   whole input were checked first. */
+	{ "alias_then_bad_utf8", "a: *nope\nb: 1\nc: \xff\n", 0, ERR_PARSE,
+	  3, 4, "invalid UTF-8 at byte offset 17" },
+	{ "deep_then_nul", "a: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
+	  "[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]"
+	  "]]]]]]]]]]]]]]]]]\nb: x\0y\n", 141, ERR_PARSE, 2, 5,
+	  "NUL byte" },
+	{ "two_docs_then_control", "a: 1\n---\nb: 2\nc: \x01\n", 0,
+	  ERR_PARSE, 4, 4, "control character U+0001" },
 	{ "too_deep", "a: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
 	  "[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]"
 	  "]]]]]]]]]]]]]]]]\n", 0, ERR_LIMIT, 1, 67, "max_depth" },
