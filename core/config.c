@@ -96,9 +96,93 @@ letters_apart(uint64_t x, uint64_t y)
 	return only_x > only_y ? only_x : only_y;
 }
 
+/*
+ * What config_check asks of every key: its row (by name, else by alias)
+ * and its parsed type; and config_suggest its length and letters.  keys_table never changes, so this is built on
+ * first use and kept for the process (a C11 atomic publish, as in
+ * doc_parse_shared: racing first uses both build, one is kept).
+ */
+struct key_slot {
+	const char *name;	/* a key or an alias; NULL: empty */
+	const struct key_def *k;
+};
+
+struct key_facts {
+	struct arena a;			/* everything below lives in it */
+	struct key_slot *slots;		/* open addressing, mask + 1 */
+	size_t mask;
+	const struct ty **types;	/* [k - keys_table]; NULL: unparsed */
+	size_t *lens;			/* [k - keys_table]: strlen(key) */
+	uint64_t *letters;		/* [k - keys_table]: letters(key) */
+};
+
+static struct key_facts *_Atomic key_facts_kept;
+
+/* First come wins: names go in before aliases, as lookup() promises. */
+static void
+slot_add(struct key_facts *f, const char *name, const struct key_def *k)
+{
+	size_t h = (size_t)doc_hash_bytes_rt(name, strlen(name),
+	    DOC_HASH_SEED) & f->mask;
+
+	for (; f->slots[h].name != NULL; h = (h + 1) & f->mask)
+		if (strcmp(f->slots[h].name, name) == 0)
+			return;
+	f->slots[h].name = name;
+	f->slots[h].k = k;
+}
+
+static const struct key_facts *
+key_facts(void)
+{
+	struct key_facts *have = atomic_load_explicit(&key_facts_kept,
+	    memory_order_acquire), *f;
+	struct arena a;
+	size_t cap, i;
+
+	if (have != NULL)
+		return have;
+	for (cap = 16; cap < 4 * keys_table_len; cap *= 2)
+		;
+	arena_init(&a, (size_t)4 << 20);
+	f = ARENA_NEW(&a, struct key_facts, 1);
+	if (f == NULL)
+		goto fail;
+	f->slots = ARENA_NEW(&a, struct key_slot, cap);
+	f->types = ARENA_NEW(&a, const struct ty *, keys_table_len + 1);
+	f->lens = ARENA_NEW(&a, size_t, keys_table_len + 1);
+	f->letters = ARENA_NEW(&a, uint64_t, keys_table_len + 1);
+	if (f->slots == NULL || f->types == NULL || f->lens == NULL ||
+	    f->letters == NULL)
+		goto fail;
+	f->mask = cap - 1;
+	for (i = 0; i < keys_table_len; i++)
+		slot_add(f, keys_table[i].key, &keys_table[i]);
+	for (i = 0; i < keys_table_len; i++)
+		if (keys_table[i].alias != NULL)
+			slot_add(f, keys_table[i].alias, &keys_table[i]);
+	for (i = 0; i < keys_table_len; i++) {
+		f->types[i] = ty_parse(keys_table[i].type, &a);
+		f->lens[i] = strlen(keys_table[i].key);
+		f->letters[i] = letters(keys_table[i].key);
+	}
+	f->a = a;	/* the arena lives in its own memory from here on */
+	if (!atomic_compare_exchange_strong_explicit(&key_facts_kept, &have,
+	    f, memory_order_acq_rel, memory_order_acquire)) {
+		a = f->a;
+		arena_fini(&a);
+		return have;
+	}
+	return f;
+fail:
+	arena_fini(&a);
+	return NULL;
+}
+
 const char *
 config_suggest(const char *key)
 {
+	const struct key_facts *f = key_facts();
 	size_t i, len = strlen(key);
 	unsigned best = 1000, limit;
 	const char *hit = NULL;
@@ -108,7 +192,7 @@ config_suggest(const char *key)
 	limit = len < 6 ? 1 : len < 16 ? 2 : 3;
 	for (i = 0; i < keys_table_len; i++) {
 		const char *k = keys_table[i].key;
-		size_t kl = strlen(k);
+		size_t kl = f != NULL ? f->lens[i] : strlen(k);
 		unsigned dd;
 
 		/* A long key with a few letters added: sequence_length. */
@@ -117,7 +201,8 @@ config_suggest(const char *key)
 			dd = limit;
 		else if ((kl > len ? kl - len : len - kl) > limit)
 			continue;	/* the distance is at least that */
-		else if (letters_apart(mine, letters(k)) > limit)
+		else if (letters_apart(mine, f != NULL ? f->letters[i] :
+		    letters(k)) > limit)
 			continue;	/* so is it */
 		else
 			dd = distance(key, k, limit);
@@ -284,81 +369,6 @@ datasets_required(struct report *r, const struct doc_node *root,
 	return report_add(r, a, rd->id, rd->severity, "", root->loc.line,
 	    root->loc.col, rd->hint, "neither datasets nor "
 	    "pretraining_dataset is set; Axolotl refuses the config");
-}
-
-/*
- * What config_check asks of every key: its row (by name, else by alias)
- * and its parsed type.  keys_table never changes, so this is built on
- * first use and kept for the process (a C11 atomic publish, as in
- * doc_parse_shared: racing first uses both build, one is kept).
- */
-struct key_slot {
-	const char *name;	/* a key or an alias; NULL: empty */
-	const struct key_def *k;
-};
-
-struct key_facts {
-	struct arena a;			/* everything below lives in it */
-	struct key_slot *slots;		/* open addressing, mask + 1 */
-	size_t mask;
-	const struct ty **types;	/* [k - keys_table]; NULL: unparsed */
-};
-
-static struct key_facts *_Atomic key_facts_kept;
-
-/* First come wins: names go in before aliases, as lookup() promises. */
-static void
-slot_add(struct key_facts *f, const char *name, const struct key_def *k)
-{
-	size_t h = (size_t)doc_hash_bytes_rt(name, strlen(name),
-	    DOC_HASH_SEED) & f->mask;
-
-	for (; f->slots[h].name != NULL; h = (h + 1) & f->mask)
-		if (strcmp(f->slots[h].name, name) == 0)
-			return;
-	f->slots[h].name = name;
-	f->slots[h].k = k;
-}
-
-static const struct key_facts *
-key_facts(void)
-{
-	struct key_facts *have = atomic_load_explicit(&key_facts_kept,
-	    memory_order_acquire), *f;
-	struct arena a;
-	size_t cap, i;
-
-	if (have != NULL)
-		return have;
-	for (cap = 16; cap < 4 * keys_table_len; cap *= 2)
-		;
-	arena_init(&a, (size_t)4 << 20);
-	f = ARENA_NEW(&a, struct key_facts, 1);
-	if (f == NULL)
-		goto fail;
-	f->slots = ARENA_NEW(&a, struct key_slot, cap);
-	f->types = ARENA_NEW(&a, const struct ty *, keys_table_len + 1);
-	if (f->slots == NULL || f->types == NULL)
-		goto fail;
-	f->mask = cap - 1;
-	for (i = 0; i < keys_table_len; i++)
-		slot_add(f, keys_table[i].key, &keys_table[i]);
-	for (i = 0; i < keys_table_len; i++)
-		if (keys_table[i].alias != NULL)
-			slot_add(f, keys_table[i].alias, &keys_table[i]);
-	for (i = 0; i < keys_table_len; i++)
-		f->types[i] = ty_parse(keys_table[i].type, &a);
-	f->a = a;	/* the arena lives in its own memory from here on */
-	if (!atomic_compare_exchange_strong_explicit(&key_facts_kept, &have,
-	    f, memory_order_acq_rel, memory_order_acquire)) {
-		a = f->a;
-		arena_fini(&a);
-		return have;
-	}
-	return f;
-fail:
-	arena_fini(&a);
-	return NULL;
 }
 
 /* The row for a key, also when it is written as its alias. */
