@@ -96,6 +96,34 @@ letters_apart(uint64_t x, uint64_t y)
 	return only_x > only_y ? only_x : only_y;
 }
 
+/* The kind a plain `T | None` annotation takes (pydantic accepts that
+   kind or null as is), or -1 when the type needs the parser. */
+static int
+plain_kind(const char *type)
+{
+	static const struct {
+		const char *type;
+		enum doc_kind kind;
+	} plain[] = {
+		{ "bool | None", DOC_BOOL }, { "int | None", DOC_INT },
+		{ "str | None", DOC_STR }, { "float | None", DOC_FLOAT },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(plain) / sizeof(plain[0]); i++)
+		if (strcmp(type, plain[i].type) == 0)
+			return (int)plain[i].kind;
+	return -1;
+}
+
+/* Whether v is accepted by a plain type of kind (plain_kind()). */
+static bool
+plainly_accepted(int kind, const struct doc_node *v)
+{
+	return kind >= 0 && (v->kind == DOC_NULL ||
+	    ((int)v->kind == kind && !v->big));
+}
+
 /*
  * What config_check asks of every key: its row (by name, else by alias)
  * and its parsed type; and config_suggest its length and letters.  keys_table never changes, so this is built on
@@ -105,6 +133,7 @@ letters_apart(uint64_t x, uint64_t y)
 struct key_slot {
 	const char *name;	/* a key or an alias; NULL: empty */
 	const struct key_def *k;
+	uint64_t hash;		/* of name: most probes compare only this */
 };
 
 struct key_facts {
@@ -114,6 +143,8 @@ struct key_facts {
 	const struct ty **types;	/* [k - keys_table]; NULL: unparsed */
 	size_t *lens;			/* [k - keys_table]: strlen(key) */
 	uint64_t *letters;		/* [k - keys_table]: letters(key) */
+	signed char *plain;		/* [k - keys_table]: plain_kind() */
+	const struct key_def *bf16, *ep;	/* two rows with exceptions */
 };
 
 static struct key_facts *_Atomic key_facts_kept;
@@ -122,14 +153,15 @@ static struct key_facts *_Atomic key_facts_kept;
 static void
 slot_add(struct key_facts *f, const char *name, const struct key_def *k)
 {
-	size_t h = (size_t)doc_hash_bytes_rt(name, strlen(name),
-	    DOC_HASH_SEED) & f->mask;
+	uint64_t hash = doc_hash_bytes_rt(name, strlen(name), DOC_HASH_SEED);
+	size_t h = (size_t)hash & f->mask;
 
 	for (; f->slots[h].name != NULL; h = (h + 1) & f->mask)
 		if (strcmp(f->slots[h].name, name) == 0)
 			return;
 	f->slots[h].name = name;
 	f->slots[h].k = k;
+	f->slots[h].hash = hash;
 }
 
 static const struct key_facts *
@@ -152,8 +184,9 @@ key_facts(void)
 	f->types = ARENA_NEW(&a, const struct ty *, keys_table_len + 1);
 	f->lens = ARENA_NEW(&a, size_t, keys_table_len + 1);
 	f->letters = ARENA_NEW(&a, uint64_t, keys_table_len + 1);
+	f->plain = ARENA_NEW(&a, signed char, keys_table_len + 1);
 	if (f->slots == NULL || f->types == NULL || f->lens == NULL ||
-	    f->letters == NULL)
+	    f->letters == NULL || f->plain == NULL)
 		goto fail;
 	f->mask = cap - 1;
 	for (i = 0; i < keys_table_len; i++)
@@ -165,7 +198,10 @@ key_facts(void)
 		f->types[i] = ty_parse(keys_table[i].type, &a);
 		f->lens[i] = strlen(keys_table[i].key);
 		f->letters[i] = letters(keys_table[i].key);
+		f->plain[i] = (signed char)plain_kind(keys_table[i].type);
 	}
+	f->bf16 = keys_find("bf16");
+	f->ep = keys_find("expert_parallel_size");
 	f->a = a;	/* the arena lives in its own memory from here on */
 	if (!atomic_compare_exchange_strong_explicit(&key_facts_kept, &have,
 	    f, memory_order_acq_rel, memory_order_acquire)) {
@@ -376,13 +412,15 @@ static const struct key_def *
 lookup(const struct key_facts *f, const char *key)
 {
 	const struct key_def *k;
+	uint64_t hash;
 	size_t i, h;
 
 	if (f != NULL) {
-		h = (size_t)doc_hash_bytes_rt(key, strlen(key), DOC_HASH_SEED) &
-		    f->mask;
-		for (; f->slots[h].name != NULL; h = (h + 1) & f->mask)
-			if (strcmp(f->slots[h].name, key) == 0)
+		hash = doc_hash_bytes_rt(key, strlen(key), DOC_HASH_SEED);
+		for (h = (size_t)hash & f->mask; f->slots[h].name != NULL;
+		    h = (h + 1) & f->mask)
+			if (f->slots[h].hash == hash &&
+			    strcmp(f->slots[h].name, key) == 0)
 				return f->slots[h].k;
 		return NULL;
 	}
@@ -420,30 +458,6 @@ plugin_listed(const struct doc_node *plugins, const struct key_def *k)
 	return false;
 }
 
-/*
- * The common case without parsing the annotation: "bool | None" and its
- * int/str/float siblings (300 of the schema's keys) given exactly that
- * kind or null, which pydantic accepts as is.  False: ask ty_accepts.
- */
-static bool
-plainly_accepted(const char *type, const struct doc_node *v)
-{
-	static const struct {
-		const char *type;
-		enum doc_kind kind;
-	} plain[] = {
-		{ "bool | None", DOC_BOOL }, { "int | None", DOC_INT },
-		{ "str | None", DOC_STR }, { "float | None", DOC_FLOAT },
-	};
-	size_t i;
-
-	for (i = 0; i < sizeof(plain) / sizeof(plain[0]); i++)
-		if (type[0] == plain[i].type[0] &&
-		    strcmp(type, plain[i].type) == 0)
-			return v->kind == DOC_NULL ||
-			    (v->kind == plain[i].kind && !v->big);
-	return false;
-}
 
 /* How a value looks in a message: its text, or its kind. */
 static void
@@ -540,7 +554,8 @@ config_check(struct report *r, const struct doc *d, struct arena *a)
 		}
 		if (k->plugin != NULL && !plugin_listed(plugins, k)) {
 			/* EP above 1 is ep.requires_plugin's (an error). */
-			if (strcmp(k->key, "expert_parallel_size") == 0 &&
+			if ((facts != NULL ? k == facts->ep :
+			    strcmp(k->key, "expert_parallel_size") == 0) &&
 			    p->value->kind == DOC_INT && p->value->i > 1)
 				continue;
 			snprintf(hint, sizeof(hint), "add %s to plugins:",
@@ -556,9 +571,11 @@ config_check(struct report *r, const struct doc *d, struct arena *a)
 			continue;
 		}
 		/* A string bf16 is precision.bf16_full_rejected's. */
-		if (strcmp(k->key, "bf16") == 0 && p->value->kind == DOC_STR)
+		if ((facts != NULL ? k == facts->bf16 :
+		    strcmp(k->key, "bf16") == 0) && p->value->kind == DOC_STR)
 			continue;
-		if (plainly_accepted(k->type, p->value))
+		if (plainly_accepted(facts != NULL ? facts->plain[k -
+		    keys_table] : plain_kind(k->type), p->value))
 			continue;
 		t = facts != NULL ? facts->types[k - keys_table] :
 		    ty_parse(k->type, a);

@@ -1089,36 +1089,71 @@ doc_parse_shared(const struct doc *_Atomic *slot, const char *text)
 	return d;
 }
 
+/* A string key with these bytes?  Out of line: the probe loop below then
+   needs no saved registers on the way to a miss. */
+static __attribute__((noinline)) bool
+key_is(const struct doc_node *k, const char *key, size_t n)
+{
+	return k->kind == DOC_STR && k->len == n && memcmp(k->text, key, n) == 0;
+}
+
+static __attribute__((noinline)) const struct doc_pair *
+map_scan(const struct doc_node *map, const char *key, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < map->n; i++)
+		if (key_is(map->pairs[i].key, key, n))
+			return &map->pairs[i];
+	return NULL;
+}
+
+/* The first slot from h on whose tag is hash's, or SIZE_MAX at an empty
+   one: numbers only, no call. */
+static inline size_t
+probe(const uint64_t *slots, size_t mask, uint64_t hash, size_t h)
+{
+	uint64_t slot;
+
+	for (; (slot = slots[h]) != 0; h = (h + 1) & mask)
+		if (slot_tag(slot) == slot_tag(hash))
+			return h;
+	return SIZE_MAX;
+}
+
+/* A tag matched at h: compare keys, probing on past the rare false
+   match. */
+static __attribute__((noinline)) const struct doc_pair *
+find_from(const struct doc_node *map, const char *key, size_t n,
+    uint64_t hash, size_t h)
+{
+	for (; h != SIZE_MAX; h = probe(map->slots, map->slot_mask, hash,
+	    (h + 1) & map->slot_mask)) {
+		const struct doc_pair *p = &map->pairs[slot_pair(
+		    map->slots[h])];
+
+		if (key_is(p->key, key, n))
+			return p;
+	}
+	return NULL;
+}
+
 const struct doc_pair *
 doc_map_find(const struct doc_node *map, const char *key, size_t n,
     uint64_t hash)
 {
-	size_t i, h;
+	size_t h;
 
 	if (map == NULL || map->kind != DOC_MAP)
 		return NULL;
-	if (map->slots != NULL) {
-		h = (size_t)hash & map->slot_mask;
-		for (; map->slots[h] != 0; h = (h + 1) & map->slot_mask) {
-			const struct doc_pair *p;
-
-			if (slot_tag(map->slots[h]) != slot_tag(hash))
-				continue;
-			p = &map->pairs[slot_pair(map->slots[h])];
-			if (p->key->kind == DOC_STR && p->key->len == n &&
-			    memcmp(p->key->text, key, n) == 0)
-				return p;
-		}
+	if (map->slots == NULL)
+		return map_scan(map, key, n);
+	/* Most lookups are of keys a config does not set: they end here. */
+	h = probe(map->slots, map->slot_mask, hash,
+	    (size_t)hash & map->slot_mask);
+	if (h == SIZE_MAX)
 		return NULL;
-	}
-	for (i = 0; i < map->n; i++) {
-		const struct doc_node *k = map->pairs[i].key;
-
-		if (k->kind == DOC_STR && k->len == n &&
-		    memcmp(k->text, key, n) == 0)
-			return &map->pairs[i];
-	}
-	return NULL;
+	return find_from(map, key, n, hash, h);
 }
 
 void

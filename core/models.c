@@ -4,17 +4,115 @@
 #include "models.h"
 
 #include <ctype.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <strings.h>
+
+#include "arena.h"
+#include "doc.h"
+
+/*
+ * The table's ids by hash of their lowercase bytes, built on first use
+ * and kept for the process (a C11 atomic publish, as doc_parse_shared):
+ * a lookup reads one slot instead of the first bytes of every row.
+ */
+struct model_slot {
+	uint64_t hash;
+	const struct model_def *m;	/* NULL: empty */
+};
+
+struct model_index {
+	struct arena a;
+	struct model_slot *slots;
+	size_t mask;
+};
+
+static struct model_index *_Atomic model_index_kept;
+
+/* Hash of id lowercased; false when id is too long to be in the table. */
+static bool
+lower_hash(const char *id, uint64_t *out)
+{
+	char low[256];
+	size_t n;
+
+	for (n = 0; id[n] != '\0'; n++) {
+		if (n == sizeof(low))
+			return false;
+		low[n] = (char)tolower((unsigned char)id[n]);
+	}
+	*out = doc_hash_bytes_rt(low, n, DOC_HASH_SEED);
+	return true;
+}
+
+static const struct model_index *
+model_index(void)
+{
+	struct model_index *have = atomic_load_explicit(&model_index_kept,
+	    memory_order_acquire), *x;
+	struct arena a;
+	size_t cap, i, h;
+	uint64_t hash;
+
+	if (have != NULL)
+		return have;
+	for (cap = 16; cap < 2 * models_table_len; cap *= 2)
+		;
+	arena_init(&a, (size_t)1 << 20);
+	x = ARENA_NEW(&a, struct model_index, 1);
+	if (x == NULL || (x->slots = ARENA_NEW(&a, struct model_slot,
+	    cap)) == NULL) {
+		arena_fini(&a);
+		return NULL;
+	}
+	x->mask = cap - 1;
+	for (i = 0; i < models_table_len; i++) {
+		if (!lower_hash(models_table[i].hf_id, &hash)) {
+			arena_fini(&a);
+			return NULL;	/* the scan below finds it */
+		}
+		/* The first of equal ids wins, as in a scan. */
+		for (h = (size_t)hash & x->mask; x->slots[h].m != NULL &&
+		    strcasecmp(x->slots[h].m->hf_id, models_table[i].hf_id) != 0;
+		    h = (h + 1) & x->mask)
+			;
+		if (x->slots[h].m == NULL) {
+			x->slots[h].hash = hash;
+			x->slots[h].m = &models_table[i];
+		}
+	}
+	x->a = a;	/* the arena lives in its own memory from here on */
+	if (!atomic_compare_exchange_strong_explicit(&model_index_kept, &have,
+	    x, memory_order_acq_rel, memory_order_acquire)) {
+		a = x->a;
+		arena_fini(&a);
+		return have;
+	}
+	return x;
+}
 
 const struct model_def *
 models_find(const char *id)
 {
-	size_t i;
+	const struct model_index *x;
+	uint64_t hash;
+	size_t i, h;
 
-	for (i = 0; id != NULL && i < models_table_len; i++)
-		if (tolower((unsigned char)models_table[i].hf_id[0]) ==
-		    tolower((unsigned char)id[0]) &&
-		    strcasecmp(models_table[i].hf_id, id) == 0)
+	if (id == NULL)
+		return NULL;
+	x = model_index();
+	if (x != NULL) {
+		if (!lower_hash(id, &hash))
+			return NULL;	/* longer than any id in the table */
+		for (h = (size_t)hash & x->mask; x->slots[h].m != NULL;
+		    h = (h + 1) & x->mask)
+			if (x->slots[h].hash == hash &&
+			    strcasecmp(x->slots[h].m->hf_id, id) == 0)
+				return x->slots[h].m;
+		return NULL;
+	}
+	for (i = 0; i < models_table_len; i++)
+		if (strcasecmp(models_table[i].hf_id, id) == 0)
 			return &models_table[i];
 	return NULL;
 }
