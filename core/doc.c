@@ -688,8 +688,10 @@ finish_map(struct builder *b, struct frame *f)
 		if (!is_plain(raw[i].key, "<<"))
 			all[out++] = raw[i];
 
-	/* Dedup through an open-addressing table of indexes into m->pairs. */
-	for (cap = 8; cap < out * 2; cap *= 2)
+	/* Dedup through an open-addressing table of indexes into m->pairs,
+	   at most a quarter full: a lookup of a key the map lacks mostly
+	   meets an empty slot first (a predictable branch). */
+	for (cap = 8; cap < out * 4; cap *= 2)
 		;
 	slots = ARENA_NEW(b->a, uint64_t, cap);
 	m->pairs = ARENA_NEW(b->a, struct doc_pair, out);
@@ -1166,7 +1168,7 @@ doc_map_index(struct doc_node *m, struct arena *a)
 	m->slot_mask = 0;
 	if (m->kind != DOC_MAP)
 		return;
-	for (cap = 8; cap < m->n * 2; cap *= 2)
+	for (cap = 8; cap < m->n * 4; cap *= 2)
 		;
 	slots = ARENA_NEW(a, uint64_t, cap);
 	if (slots == NULL)
