@@ -53,7 +53,7 @@ arena_left(const struct arena *a)
 #ifdef ARENA_DEBUG
 /* One malloc per object, so ASan sees every overrun. */
 void *
-arena_alloc(struct arena *a, size_t size, size_t align, size_t n)
+arena_alloc_slow(struct arena *a, size_t size, size_t align, size_t n)
 {
 	struct block *b;
 	size_t bytes;
@@ -103,7 +103,7 @@ arena_grow(struct arena *a, size_t need)
 }
 
 void *
-arena_alloc(struct arena *a, size_t size, size_t align, size_t n)
+arena_alloc_slow(struct arena *a, size_t size, size_t align, size_t n)
 {
 	size_t left = (size_t)(a->end - a->beg);
 	/* align is a power of two: a mask, not a division. */

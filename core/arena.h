@@ -15,6 +15,8 @@
 #define CORE_ARENA_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
 struct arena {
 	char *beg;		/* next free byte in the current block */
@@ -31,11 +33,41 @@ void arena_init(struct arena *a, size_t cap);
 /* Free every block.  The arena may be arena_init()ed again after. */
 void arena_fini(struct arena *a);
 
+/* arena_alloc() when the current block cannot serve (and every call
+   under ARENA_DEBUG). */
+void *arena_alloc_slow(struct arena *a, size_t size, size_t align,
+    size_t n);
+
+#ifdef ARENA_DEBUG
+#define ARENA_BUMP 0	/* every object its own malloc */
+#else
+#define ARENA_BUMP 1
+#endif
+
 /*
  * n zeroed objects of size bytes aligned to align (a power of two), or
- * NULL when the budget is spent or size * n would overflow.
+ * NULL when the budget is spent or size * n would overflow.  Inline: the
+ * common case is a bump in the current block, and a constant size makes
+ * the zeroing a few stores instead of a memset call.
  */
-void *arena_alloc(struct arena *a, size_t size, size_t align, size_t n);
+static inline void *
+arena_alloc(struct arena *a, size_t size, size_t align, size_t n)
+{
+	size_t bytes, pad, left;
+	char *p;
+
+	if (ARENA_BUMP && a->beg != NULL &&
+	    !__builtin_mul_overflow(size, n, &bytes)) {
+		left = (size_t)(a->end - a->beg);
+		pad = (size_t)(-(uintptr_t)a->beg & (align - 1));
+		if (pad <= left && bytes <= left - pad) {
+			p = a->beg + pad;
+			a->beg = p + bytes;
+			return memset(p, 0, bytes);
+		}
+	}
+	return arena_alloc_slow(a, size, align, n);
+}
 
 /* A NUL-terminated copy of s[0..len) (s may hold NULs), or NULL. */
 char *arena_strndup(struct arena *a, const char *s, size_t len);
