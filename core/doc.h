@@ -56,15 +56,16 @@ struct doc_pair;
 
 struct doc_node {
 	enum doc_kind kind;	/* what PyYAML would construct */
+	bool plain;		/* scalar written plain (not quoted/block) */
+	bool b;			/* DOC_BOOL */
+	bool big;		/* DOC_INT does not fit in 64 bits */
+	bool building;		/* still being parsed (recursive alias) */
 	struct doc_loc loc;	/* where the node starts (the anchor's
 				   position for a node reached by alias) */
 	const char *text;	/* scalars: the text as written after YAML
 				   unescaping, NUL-terminated; else NULL */
 	size_t len;		/* bytes in text (text may hold NULs) */
-	bool plain;		/* scalar written plain (not quoted/block) */
-	bool b;			/* DOC_BOOL */
 	long long i;		/* DOC_INT; saturated when big */
-	bool big;		/* DOC_INT does not fit in 64 bits */
 	double f;		/* DOC_FLOAT */
 	size_t n;		/* DOC_SEQ items or DOC_MAP pairs */
 	struct doc_node **items;	/* DOC_SEQ: n items */
@@ -76,8 +77,7 @@ struct doc_node {
 	size_t slot_mask;
 	size_t weight;		/* nodes below and including this one,
 				   counting alias expansions */
-	bool building;		/* still being parsed (recursive alias) */
-};
+};	/* flags first: 96 bytes, no padding holes */
 
 struct doc_pair {
 	struct doc_node *key;	/* a scalar */
