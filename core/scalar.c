@@ -43,30 +43,52 @@ eat(struct cur *c, char ch)
 	return true;
 }
 
-/* Is ch in set?  Sets are short literals; no strchr call per byte. */
-static bool
-in_set(char ch, const char *set)
-{
-	for (; *set != '\0'; set++)
-		if (*set == ch)
-			return true;
-	return false;
-}
+/* Character classes for the resolvers' patterns: one table lookup per
+   character instead of a walk along a set's letters. */
+enum {
+	C_DIGIT = 1 << 0,	/* 0-9 */
+	C_DIGIT_ = 1 << 1,	/* 0-9 _ */
+	C_SIGN = 1 << 2,	/* - + */
+	C_EXP = 1 << 3,		/* e E */
+	C_T = 1 << 4,		/* T t */
+	C_WS = 1 << 5,		/* space tab */
+	C_NZ = 1 << 6,		/* 1-9 */
+	C_BIN = 1 << 7,		/* 0 1 _ */
+	C_OCT = 1 << 8,		/* 0-7 _ */
+	C_HEX = 1 << 9		/* 0-9 a-f A-F _ */
+};
+
+#define DIG_ (C_DIGIT | C_DIGIT_ | C_HEX)
+static const unsigned short char_class[256] = {
+	['0'] = DIG_ | C_BIN | C_OCT, ['1'] = DIG_ | C_NZ | C_BIN | C_OCT,
+	['2'] = DIG_ | C_NZ | C_OCT, ['3'] = DIG_ | C_NZ | C_OCT,
+	['4'] = DIG_ | C_NZ | C_OCT, ['5'] = DIG_ | C_NZ | C_OCT,
+	['6'] = DIG_ | C_NZ | C_OCT, ['7'] = DIG_ | C_NZ | C_OCT,
+	['8'] = DIG_ | C_NZ, ['9'] = DIG_ | C_NZ,
+	['_'] = C_DIGIT_ | C_BIN | C_OCT | C_HEX,
+	['-'] = C_SIGN, ['+'] = C_SIGN,
+	['e'] = C_EXP | C_HEX, ['E'] = C_EXP | C_HEX,
+	['a'] = C_HEX, ['b'] = C_HEX, ['c'] = C_HEX, ['d'] = C_HEX,
+	['f'] = C_HEX, ['A'] = C_HEX, ['B'] = C_HEX, ['C'] = C_HEX,
+	['D'] = C_HEX, ['F'] = C_HEX,
+	['T'] = C_T, ['t'] = C_T, [' '] = C_WS, ['\t'] = C_WS,
+};
+#undef DIG_
 
 static bool
-eat_in(struct cur *c, const char *set)
+eat_in(struct cur *c, unsigned cls)
 {
-	if (c->p >= c->end || *c->p == '\0' || !in_set(*c->p, set))
+	if (c->p >= c->end || (char_class[(unsigned char)*c->p] & cls) == 0)
 		return false;
 	c->p++;
 	return true;
 }
 
-/* Zero or more characters of set. */
+/* Zero or more characters of class cls. */
 static void
-eat_all(struct cur *c, const char *set)
+eat_all(struct cur *c, unsigned cls)
 {
-	while (eat_in(c, set))
+	while (eat_in(c, cls))
 		;
 }
 
@@ -76,30 +98,43 @@ done(const struct cur *c)
 	return c->p == c->end;
 }
 
-#define DIGITS "0123456789"
-#define DIGITS_ "0123456789_"
 
+/* yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|
+   Off|OFF: one of six words, all lower, capitalized or all upper. */
 static bool
 is_bool(const char *s, size_t len)
 {
-	static const struct {
-		const char *w;
-		size_t n;
-	} words[] = {
-		{ "yes", 3 }, { "Yes", 3 }, { "YES", 3 }, { "no", 2 },
-		{ "No", 2 }, { "NO", 2 }, { "true", 4 }, { "True", 4 },
-		{ "TRUE", 4 }, { "false", 5 }, { "False", 5 }, { "FALSE", 5 },
-		{ "on", 2 }, { "On", 2 }, { "ON", 2 }, { "off", 3 },
-		{ "Off", 3 }, { "OFF", 3 },
-	};
-	size_t i;
+	static const char *const words[6] = { "no", "on", "yes", "off",
+	    "true", "false" };
+	char low[5];
+	size_t i, upper = 0;
 
 	if (len < 2 || len > 5)
 		return false;
-	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
-		if (words[i].n == len && memcmp(words[i].w, s, len) == 0)
-			return true;
-	return false;
+	for (i = 0; i < len; i++) {
+		char ch = s[i];
+
+		if (ch >= 'A' && ch <= 'Z') {
+			upper |= (size_t)1 << i;
+			ch = (char)(ch - 'A' + 'a');
+		}
+		low[i] = ch;
+	}
+	/* Case: none, the first only, or all. */
+	if (upper != 0 && upper != 1 && upper != ((size_t)1 << len) - 1)
+		return false;
+	switch (len) {
+	case 2:
+		return memcmp(low, words[0], 2) == 0 ||
+		    memcmp(low, words[1], 2) == 0;
+	case 3:
+		return memcmp(low, words[2], 3) == 0 ||
+		    memcmp(low, words[3], 3) == 0;
+	case 4:
+		return memcmp(low, words[4], 4) == 0;
+	default:
+		return memcmp(low, words[5], 5) == 0;
+	}
 }
 
 /* (?:[eE][-+][0-9]+)? */
@@ -108,8 +143,8 @@ opt_exponent(struct cur *c)
 {
 	struct cur save = *c;
 
-	if (eat_in(c, "eE") && eat_in(c, "-+") && eat_in(c, DIGITS)) {
-		eat_all(c, DIGITS);
+	if (eat_in(c, C_EXP) && eat_in(c, C_SIGN) && eat_in(c, C_DIGIT)) {
+		eat_all(c, C_DIGIT);
 		return;
 	}
 	*c = save;
@@ -130,7 +165,7 @@ sexagesimal_tail(struct cur *c)
 		if (c->p + 1 < c->end && c->p[0] >= '0' && c->p[0] <= '5' &&
 		    c->p[1] >= '0' && c->p[1] <= '9')
 			c->p += 2;
-		else if (!eat_in(c, DIGITS)) {
+		else if (!eat_in(c, C_DIGIT)) {
 			*c = save;
 			break;
 		}
@@ -156,8 +191,8 @@ is_float(const char *s, size_t len)
 	/* Alternative 2 and 5: no sign. */
 	c = c0;
 	if (eat(&c, '.')) {
-		if (eat_in(&c, DIGITS)) {
-			eat_all(&c, DIGITS_);
+		if (eat_in(&c, C_DIGIT)) {
+			eat_all(&c, C_DIGIT_);
 			opt_exponent(&c);
 			if (done(&c))
 				return true;
@@ -168,21 +203,21 @@ is_float(const char *s, size_t len)
 			return true;
 	}
 	c = c0;
-	eat_in(&c, "-+");
+	eat_in(&c, C_SIGN);
 	rest = c.p;
 	n = (size_t)(c.end - rest);
 	/* Alternative 4. */
 	if (n == 4 && (memcmp(rest, ".inf", 4) == 0 ||
 	    memcmp(rest, ".Inf", 4) == 0 || memcmp(rest, ".INF", 4) == 0))
 		return true;
-	if (!eat_in(&c, DIGITS))
+	if (!eat_in(&c, C_DIGIT))
 		return false;
-	eat_all(&c, DIGITS_);
+	eat_all(&c, C_DIGIT_);
 	/* Alternative 3 (base 60) or 1. */
 	(void)sexagesimal_tail(&c);
 	if (!eat(&c, '.'))
 		return false;
-	eat_all(&c, DIGITS_);
+	eat_all(&c, C_DIGIT_);
 	if (done(&c))
 		return true;
 	/* Only alternative 1 allows an exponent, and only without ':'. */
@@ -204,30 +239,30 @@ is_int(const char *s, size_t len)
 {
 	struct cur c = { s, s + len };
 
-	eat_in(&c, "-+");
+	eat_in(&c, C_SIGN);
 	if (eat(&c, '0')) {
 		if (done(&c))
 			return true;
 		if (eat(&c, 'b')) {
-			if (!eat_in(&c, "01_"))
+			if (!eat_in(&c, C_BIN))
 				return false;
-			eat_all(&c, "01_");
+			eat_all(&c, C_BIN);
 			return done(&c);
 		}
 		if (eat(&c, 'x')) {
-			if (!eat_in(&c, "0123456789abcdefABCDEF_"))
+			if (!eat_in(&c, C_HEX))
 				return false;
-			eat_all(&c, "0123456789abcdefABCDEF_");
+			eat_all(&c, C_HEX);
 			return done(&c);
 		}
-		if (!eat_in(&c, "01234567_"))
+		if (!eat_in(&c, C_OCT))
 			return false;
-		eat_all(&c, "01234567_");
+		eat_all(&c, C_OCT);
 		return done(&c);
 	}
-	if (!eat_in(&c, "123456789"))
+	if (!eat_in(&c, C_NZ))
 		return false;
-	eat_all(&c, DIGITS_);
+	eat_all(&c, C_DIGIT_);
 	if (done(&c))
 		return true;
 	return sexagesimal_tail(&c) && done(&c);
@@ -274,22 +309,22 @@ is_timestamp(const char *s, size_t len)
 	if (!(digits(&c, 4, 4) && eat(&c, '-') && digits(&c, 1, 2) &&
 	    eat(&c, '-') && digits(&c, 1, 2)))
 		return false;
-	if (!eat_in(&c, "Tt")) {
-		if (!eat_in(&c, " \t"))
+	if (!eat_in(&c, C_T)) {
+		if (!eat_in(&c, C_WS))
 			return false;
-		eat_all(&c, " \t");
+		eat_all(&c, C_WS);
 	}
 	if (!(digits(&c, 1, 2) && eat(&c, ':') && digits(&c, 2, 2) &&
 	    eat(&c, ':') && digits(&c, 2, 2)))
 		return false;
 	if (eat(&c, '.'))
-		eat_all(&c, DIGITS);
+		eat_all(&c, C_DIGIT);
 	if (done(&c))
 		return true;
-	eat_all(&c, " \t");
+	eat_all(&c, C_WS);
 	if (eat(&c, 'Z'))
 		return done(&c);
-	if (!eat_in(&c, "-+") || !digits(&c, 1, 2))
+	if (!eat_in(&c, C_SIGN) || !digits(&c, 1, 2))
 		return false;
 	save = c;
 	if (!(eat(&c, ':') && digits(&c, 2, 2)))
@@ -482,24 +517,24 @@ python_float(double *out, const char *p, size_t n)
 
 	if (n == 0)
 		return -1;
-	eat_in(&c, "-+");
+	eat_in(&c, C_SIGN);
 	if ((size_t)(c.end - c.p) == 3 && (memcmp(c.p, "inf", 3) == 0 ||
 	    memcmp(c.p, "nan", 3) == 0))
 		goto convert;
 	if ((size_t)(c.end - c.p) == 8 && memcmp(c.p, "infinity", 8) == 0)
 		goto convert;
-	while (eat_in(&c, DIGITS))
+	while (eat_in(&c, C_DIGIT))
 		any = true;
 	if (eat(&c, '.'))
-		while (eat_in(&c, DIGITS))
+		while (eat_in(&c, C_DIGIT))
 			any = true;
 	if (!any)
 		return -1;
-	if (eat_in(&c, "eE")) {
-		eat_in(&c, "-+");
-		if (!eat_in(&c, DIGITS))
+	if (eat_in(&c, C_EXP)) {
+		eat_in(&c, C_SIGN);
+		if (!eat_in(&c, C_DIGIT))
 			return -1;
-		eat_all(&c, DIGITS);
+		eat_all(&c, C_DIGIT);
 	}
 	if (!done(&c))
 		return -1;
