@@ -636,7 +636,7 @@ static int
 finish_map(struct builder *b, struct frame *f)
 {
 	struct doc_node *m = f->node;
-	size_t npairs = f->n / 2, total = 0, out = 0, cap, i, j;
+	size_t npairs = f->n / 2, total = 0, out = 0, merges = 0, cap, i, j;
 	struct doc_pair *raw, *all;
 	uint64_t *slots;
 	const struct link *k;
@@ -659,11 +659,17 @@ finish_map(struct builder *b, struct frame *f)
 			total++;
 			continue;
 		}
+		merges++;
 		if (v->kind == DOC_MAP)
 			total += v->n;
 		else if (v->kind == DOC_SEQ)
 			for (j = 0; j < v->n; j++)
 				total += v->items[j]->n;
+	}
+	if (merges == 0) {
+		all = raw;	/* the common case: nothing to lay out */
+		out = npairs;
+		goto dedup;
 	}
 	all = ARENA_NEW(b->a, struct doc_pair, total);
 	if (total > 0 && all == NULL)
@@ -687,7 +693,7 @@ finish_map(struct builder *b, struct frame *f)
 	for (i = 0; i < npairs; i++)
 		if (!is_plain(raw[i].key, "<<"))
 			all[out++] = raw[i];
-
+dedup:
 	/* Dedup through an open-addressing table of indexes into m->pairs,
 	   at most a quarter full: a lookup of a key the map lacks mostly
 	   meets an empty slot first (a predictable branch). */
