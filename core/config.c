@@ -125,134 +125,6 @@ plainly_accepted(int kind, const struct doc_node *v)
 }
 
 /*
- * What config_check asks of every key: its row (by name, else by alias)
- * and its parsed type; and config_suggest its length and letters.  keys_table never changes, so this is built on
- * first use and kept for the process (a C11 atomic publish, as in
- * doc_parse_shared: racing first uses both build, one is kept).
- */
-struct key_slot {
-	const char *name;	/* a key or an alias; NULL: empty */
-	const struct key_def *k;
-	uint64_t hash;		/* of name: most probes compare only this */
-};
-
-struct key_facts {
-	struct arena a;			/* everything below lives in it */
-	struct key_slot *slots;		/* open addressing, mask + 1 */
-	size_t mask;
-	const struct ty **types;	/* [k - keys_table]; NULL: unparsed */
-	size_t *lens;			/* [k - keys_table]: strlen(key) */
-	uint64_t *letters;		/* [k - keys_table]: letters(key) */
-	signed char *plain;		/* [k - keys_table]: plain_kind() */
-	const struct key_def *bf16, *ep;	/* two rows with exceptions */
-};
-
-static struct key_facts *_Atomic key_facts_kept;
-
-/* First come wins: names go in before aliases, as lookup() promises. */
-static void
-slot_add(struct key_facts *f, const char *name, const struct key_def *k)
-{
-	uint64_t hash = doc_hash_bytes_rt(name, strlen(name), DOC_HASH_SEED);
-	size_t h = (size_t)hash & f->mask;
-
-	for (; f->slots[h].name != NULL; h = (h + 1) & f->mask)
-		if (strcmp(f->slots[h].name, name) == 0)
-			return;
-	f->slots[h].name = name;
-	f->slots[h].k = k;
-	f->slots[h].hash = hash;
-}
-
-static const struct key_facts *
-key_facts(void)
-{
-	struct key_facts *have = atomic_load_explicit(&key_facts_kept,
-	    memory_order_acquire), *f;
-	struct arena a;
-	size_t cap, i;
-
-	if (have != NULL)
-		return have;
-	for (cap = 16; cap < 4 * keys_table_len; cap *= 2)
-		;
-	arena_init(&a, (size_t)4 << 20);
-	f = ARENA_NEW(&a, struct key_facts, 1);
-	if (f == NULL)
-		goto fail;
-	f->slots = ARENA_NEW(&a, struct key_slot, cap);
-	f->types = ARENA_NEW(&a, const struct ty *, keys_table_len + 1);
-	f->lens = ARENA_NEW(&a, size_t, keys_table_len + 1);
-	f->letters = ARENA_NEW(&a, uint64_t, keys_table_len + 1);
-	f->plain = ARENA_NEW(&a, signed char, keys_table_len + 1);
-	if (f->slots == NULL || f->types == NULL || f->lens == NULL ||
-	    f->letters == NULL || f->plain == NULL)
-		goto fail;
-	f->mask = cap - 1;
-	for (i = 0; i < keys_table_len; i++)
-		slot_add(f, keys_table[i].key, &keys_table[i]);
-	for (i = 0; i < keys_table_len; i++)
-		if (keys_table[i].alias != NULL)
-			slot_add(f, keys_table[i].alias, &keys_table[i]);
-	for (i = 0; i < keys_table_len; i++) {
-		f->types[i] = ty_parse(keys_table[i].type, &a);
-		f->lens[i] = strlen(keys_table[i].key);
-		f->letters[i] = letters(keys_table[i].key);
-		f->plain[i] = (signed char)plain_kind(keys_table[i].type);
-	}
-	f->bf16 = keys_find("bf16");
-	f->ep = keys_find("expert_parallel_size");
-	f->a = a;	/* the arena lives in its own memory from here on */
-	if (!atomic_compare_exchange_strong_explicit(&key_facts_kept, &have,
-	    f, memory_order_acq_rel, memory_order_acquire)) {
-		a = f->a;
-		arena_fini(&a);
-		return have;
-	}
-	return f;
-fail:
-	arena_fini(&a);
-	return NULL;
-}
-
-const char *
-config_suggest(const char *key)
-{
-	const struct key_facts *f = key_facts();
-	size_t i, len = strlen(key);
-	unsigned best = 1000, limit;
-	const char *hit = NULL;
-	uint64_t mine = letters(key);
-
-	/* Short keys tolerate one edit, longer ones two, very long three. */
-	limit = len < 6 ? 1 : len < 16 ? 2 : 3;
-	for (i = 0; i < keys_table_len; i++) {
-		const char *k = keys_table[i].key;
-		size_t kl = f != NULL ? f->lens[i] : strlen(k);
-		unsigned dd;
-
-		/* A long key with a few letters added: sequence_length. */
-		if (kl >= 8 && len > kl && len - kl <= 4 &&
-		    strncmp(key, k, kl) == 0)
-			dd = limit;
-		else if ((kl > len ? kl - len : len - kl) > limit)
-			continue;	/* the distance is at least that */
-		else if (letters_apart(mine, f != NULL ? f->letters[i] :
-		    letters(k)) > limit)
-			continue;	/* so is it */
-		else
-			dd = distance(key, k, limit);
-
-		if (dd < best) {
-			best = dd;
-			hit = keys_table[i].key;
-		}
-	}
-	return best <= limit ? hit : NULL;
-}
-
-/* Python truthiness, as Axolotl's raw validators test a value. */
-/*
  * Removed and renamed keys (rules.md section 5.22).  `truthy`: the rule
  * needs a truthy value, else any value; `unless`: not when that key is
  * set (the new spelling wins).
@@ -316,6 +188,159 @@ static const struct removed {
 	  "remove it" },
 };
 
+/*
+ * What config_check asks of every key: its row (by name, else by alias)
+ * and its parsed type; and config_suggest its length and letters.  keys_table never changes, so this is built on
+ * first use and kept for the process (a C11 atomic publish, as in
+ * doc_parse_shared: racing first uses both build, one is kept).
+ */
+struct key_slot {
+	const char *name;	/* a key, an alias or a removed key; NULL:
+				   empty */
+	const struct key_def *k;	/* its row (NULL: removed only) */
+	const struct removed *rm;	/* removed or renamed, or NULL */
+	uint64_t hash;		/* of name: most probes compare only this */
+	bool exact;		/* name is k's key, not its alias */
+};
+
+struct key_facts {
+	struct arena a;			/* everything below lives in it */
+	struct key_slot *slots;		/* open addressing, mask + 1 */
+	size_t mask;
+	const struct ty **types;	/* [k - keys_table]; NULL: unparsed */
+	size_t *lens;			/* [k - keys_table]: strlen(key) */
+	uint64_t *letters;		/* [k - keys_table]: letters(key) */
+	signed char *plain;		/* [k - keys_table]: plain_kind() */
+	const struct key_def *bf16, *ep;	/* two rows with exceptions */
+};
+
+static struct key_facts *_Atomic key_facts_kept;
+
+/* The slot for name: its own, or the empty one it would take. */
+static struct key_slot *
+slot_for(const struct key_facts *f, const char *name)
+{
+	uint64_t hash = doc_hash_bytes_rt(name, strlen(name), DOC_HASH_SEED);
+	size_t h = (size_t)hash & f->mask;
+
+	for (; f->slots[h].name != NULL; h = (h + 1) & f->mask)
+		if (f->slots[h].hash == hash &&
+		    strcmp(f->slots[h].name, name) == 0)
+			break;
+	f->slots[h].hash = hash;
+	return &f->slots[h];
+}
+
+/* First come wins: names go in before aliases, as lookup() promises. */
+static void
+slot_add(struct key_facts *f, const char *name, const struct key_def *k,
+    bool exact)
+{
+	struct key_slot *s = slot_for(f, name);
+
+	if (s->name != NULL)
+		return;
+	s->name = name;
+	s->k = k;
+	s->exact = exact;
+}
+
+static const struct key_facts *
+key_facts(void)
+{
+	struct key_facts *have = atomic_load_explicit(&key_facts_kept,
+	    memory_order_acquire), *f;
+	struct arena a;
+	size_t cap, i;
+
+	if (have != NULL)
+		return have;
+	for (cap = 16; cap < 4 * keys_table_len + 64; cap *= 2)
+		;
+	arena_init(&a, (size_t)4 << 20);
+	f = ARENA_NEW(&a, struct key_facts, 1);
+	if (f == NULL)
+		goto fail;
+	f->slots = ARENA_NEW(&a, struct key_slot, cap);
+	f->types = ARENA_NEW(&a, const struct ty *, keys_table_len + 1);
+	f->lens = ARENA_NEW(&a, size_t, keys_table_len + 1);
+	f->letters = ARENA_NEW(&a, uint64_t, keys_table_len + 1);
+	f->plain = ARENA_NEW(&a, signed char, keys_table_len + 1);
+	if (f->slots == NULL || f->types == NULL || f->lens == NULL ||
+	    f->letters == NULL || f->plain == NULL)
+		goto fail;
+	f->mask = cap - 1;
+	for (i = 0; i < keys_table_len; i++)
+		slot_add(f, keys_table[i].key, &keys_table[i], true);
+	for (i = 0; i < keys_table_len; i++)
+		if (keys_table[i].alias != NULL)
+			slot_add(f, keys_table[i].alias, &keys_table[i], false);
+	for (i = 0; i < sizeof(removed) / sizeof(removed[0]); i++) {
+		struct key_slot *s = slot_for(f, removed[i].key);
+
+		if (s->name == NULL)
+			s->name = removed[i].key;
+		if (s->rm == NULL)
+			s->rm = &removed[i];
+	}
+	for (i = 0; i < keys_table_len; i++) {
+		f->types[i] = ty_parse(keys_table[i].type, &a);
+		f->lens[i] = strlen(keys_table[i].key);
+		f->letters[i] = letters(keys_table[i].key);
+		f->plain[i] = (signed char)plain_kind(keys_table[i].type);
+	}
+	f->bf16 = keys_find("bf16");
+	f->ep = keys_find("expert_parallel_size");
+	f->a = a;	/* the arena lives in its own memory from here on */
+	if (!atomic_compare_exchange_strong_explicit(&key_facts_kept, &have,
+	    f, memory_order_acq_rel, memory_order_acquire)) {
+		a = f->a;
+		arena_fini(&a);
+		return have;
+	}
+	return f;
+fail:
+	arena_fini(&a);
+	return NULL;
+}
+
+const char *
+config_suggest(const char *key)
+{
+	const struct key_facts *f = key_facts();
+	size_t i, len = strlen(key);
+	unsigned best = 1000, limit;
+	const char *hit = NULL;
+	uint64_t mine = letters(key);
+
+	/* Short keys tolerate one edit, longer ones two, very long three. */
+	limit = len < 6 ? 1 : len < 16 ? 2 : 3;
+	for (i = 0; i < keys_table_len; i++) {
+		const char *k = keys_table[i].key;
+		size_t kl = f != NULL ? f->lens[i] : strlen(k);
+		unsigned dd;
+
+		/* A long key with a few letters added: sequence_length. */
+		if (kl >= 8 && len > kl && len - kl <= 4 &&
+		    strncmp(key, k, kl) == 0)
+			dd = limit;
+		else if ((kl > len ? kl - len : len - kl) > limit)
+			continue;	/* the distance is at least that */
+		else if (letters_apart(mine, f != NULL ? f->letters[i] :
+		    letters(k)) > limit)
+			continue;	/* so is it */
+		else
+			dd = distance(key, k, limit);
+
+		if (dd < best) {
+			best = dd;
+			hit = keys_table[i].key;
+		}
+	}
+	return best <= limit ? hit : NULL;
+}
+
+/* Python truthiness, as Axolotl's raw validators test a value. */
 static const struct removed *
 find_removed(const char *key)
 {
@@ -407,24 +432,29 @@ datasets_required(struct report *r, const struct doc_node *root,
 	    "pretraining_dataset is set; Axolotl refuses the config");
 }
 
-/* The row for a key, also when it is written as its alias. */
-static const struct key_def *
-lookup(const struct key_facts *f, const char *key)
+/* The facts' slot for a key (name, alias or removed), or NULL. */
+static const struct key_slot *
+facts_slot(const struct key_facts *f, const char *key)
 {
-	const struct key_def *k;
-	uint64_t hash;
-	size_t i, h;
+	uint64_t hash = doc_hash_bytes_rt(key, strlen(key), DOC_HASH_SEED);
+	size_t h;
 
-	if (f != NULL) {
-		hash = doc_hash_bytes_rt(key, strlen(key), DOC_HASH_SEED);
-		for (h = (size_t)hash & f->mask; f->slots[h].name != NULL;
-		    h = (h + 1) & f->mask)
-			if (f->slots[h].hash == hash &&
-			    strcmp(f->slots[h].name, key) == 0)
-				return f->slots[h].k;
-		return NULL;
-	}
-	k = keys_find(key);
+	for (h = (size_t)hash & f->mask; f->slots[h].name != NULL;
+	    h = (h + 1) & f->mask)
+		if (f->slots[h].hash == hash &&
+		    strcmp(f->slots[h].name, key) == 0)
+			return &f->slots[h];
+	return NULL;
+}
+
+/* The row for a key, also when it is written as its alias (without the
+   key facts). */
+static const struct key_def *
+lookup(const char *key)
+{
+	const struct key_def *k = keys_find(key);
+	size_t i;
+
 	if (k != NULL)
 		return k;
 	for (i = 0; i < keys_table_len; i++)
@@ -524,8 +554,10 @@ config_check(struct report *r, const struct doc *d, struct arena *a)
 		const struct doc_pair *p = &d->root->pairs[i];
 		const struct key_def *k;
 		const struct removed *rm;
+		const struct key_slot *slot;
 		const struct ty *t;
 		char want[256], got[96], hint[200];
+		bool exact;
 
 		if (p->key->kind != DOC_STR) {
 			rv = report_add(r, a, "schema.unknown_key_dropped",
@@ -537,15 +569,23 @@ config_check(struct report *r, const struct doc *d, struct arena *a)
 				return rv;
 			continue;
 		}
-		rm = find_removed(p->key->text);
+		if (facts != NULL) {
+			slot = facts_slot(facts, p->key->text);
+			rm = slot != NULL ? slot->rm : NULL;
+			exact = slot != NULL && slot->exact;
+			k = slot != NULL ? slot->k : NULL;
+		} else {
+			rm = find_removed(p->key->text);
+			exact = keys_find(p->key->text) != NULL;
+			k = lookup(p->key->text);
+		}
 		if (rm != NULL) {
 			rv = removed_key(r, d->root, p, rm, a);
 			if (rv != 0)
 				return rv;
-			if (keys_find(p->key->text) == NULL)
+			if (!exact)
 				continue;	/* known to us, not to the schema */
 		}
-		k = lookup(facts, p->key->text);
 		if (k == NULL) {
 			rv = unknown_key(r, p, a);
 			if (rv != 0)
