@@ -9,6 +9,7 @@
 #include "arena.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,6 +126,33 @@ arena_alloc_slow(struct arena *a, size_t size, size_t align, size_t n)
 	return memset(p, 0, bytes);
 }
 #endif
+
+const void *
+arena_once(const void *_Atomic *slot, size_t cap,
+    const void *(*build)(struct arena *a, const void *arg), const void *arg)
+{
+	const void *have = atomic_load_explicit(slot, memory_order_acquire);
+	const void *made;
+	struct arena a, *keep;
+
+	if (have != NULL)
+		return have;
+	arena_init(&a, cap);
+	keep = ARENA_NEW(&a, struct arena, 1);
+	made = keep != NULL ? build(&a, arg) : NULL;
+	if (made == NULL) {
+		arena_fini(&a);
+		return NULL;
+	}
+	*keep = a;	/* the arena lives in its own memory from here on */
+	if (!atomic_compare_exchange_strong_explicit(slot, &have, made,
+	    memory_order_acq_rel, memory_order_acquire)) {
+		a = *keep;
+		arena_fini(&a);
+		return have;	/* another caller's, equal to ours */
+	}
+	return made;
+}
 
 char *
 arena_strndup(struct arena *a, const char *s, size_t len)

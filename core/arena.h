@@ -69,6 +69,17 @@ arena_alloc(struct arena *a, size_t size, size_t align, size_t n)
 	return arena_alloc_slow(a, size, align, n);
 }
 
+/*
+ * An object built once per process in an arena of its own and then shared,
+ * read-only, by every caller: the first call runs build(a, arg) in a fresh
+ * arena of budget cap and keeps its result in *slot (start it NULL); later
+ * calls return it.  Safe from any thread: racing first calls each build,
+ * one result is kept (a C11 compare-and-swap) and the others are freed.
+ * NULL when build returns NULL or memory is short; nothing is kept then.
+ */
+const void *arena_once(const void *_Atomic *slot, size_t cap,
+    const void *(*build)(struct arena *a, const void *arg), const void *arg);
+
 /* A NUL-terminated copy of s[0..len) (s may hold NULs), or NULL. */
 char *arena_strndup(struct arena *a, const char *s, size_t len);
 

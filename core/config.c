@@ -8,7 +8,6 @@
  */
 #include "config.h"
 
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -190,9 +189,8 @@ static const struct removed {
 
 /*
  * What config_check asks of every key: its row (by name, else by alias)
- * and its parsed type; and config_suggest its length and letters.  keys_table never changes, so this is built on
- * first use and kept for the process (a C11 atomic publish, as in
- * doc_parse_shared: racing first uses both build, one is kept).
+ * and its parsed type; and config_suggest its length and letters.
+ * keys_table never changes: built once per process (arena_once).
  */
 struct key_slot {
 	const char *name;	/* a key, an alias or a removed key; NULL:
@@ -204,7 +202,6 @@ struct key_slot {
 };
 
 struct key_facts {
-	struct arena a;			/* everything below lives in it */
 	struct key_slot *slots;		/* open addressing, mask + 1 */
 	size_t mask;
 	const struct ty **types;	/* [k - keys_table]; NULL: unparsed */
@@ -214,7 +211,7 @@ struct key_facts {
 	const struct key_def *bf16, *ep;	/* two rows with exceptions */
 };
 
-static struct key_facts *_Atomic key_facts_kept;
+static const void *_Atomic key_facts_kept;
 
 /* The slot for name: its own, or the empty one it would take. */
 static struct key_slot *
@@ -245,30 +242,26 @@ slot_add(struct key_facts *f, const char *name, const struct key_def *k,
 	s->exact = exact;
 }
 
-static const struct key_facts *
-key_facts(void)
+/* arena_once()'s build for key_facts(). */
+static const void *
+facts_build(struct arena *a, const void *arg)
 {
-	struct key_facts *have = atomic_load_explicit(&key_facts_kept,
-	    memory_order_acquire), *f;
-	struct arena a;
+	struct key_facts *f = ARENA_NEW(a, struct key_facts, 1);
 	size_t cap, i;
 
-	if (have != NULL)
-		return have;
+	(void)arg;
 	for (cap = 16; cap < 4 * keys_table_len + 64; cap *= 2)
 		;
-	arena_init(&a, (size_t)4 << 20);
-	f = ARENA_NEW(&a, struct key_facts, 1);
 	if (f == NULL)
-		goto fail;
-	f->slots = ARENA_NEW(&a, struct key_slot, cap);
-	f->types = ARENA_NEW(&a, const struct ty *, keys_table_len + 1);
-	f->lens = ARENA_NEW(&a, size_t, keys_table_len + 1);
-	f->letters = ARENA_NEW(&a, uint64_t, keys_table_len + 1);
-	f->plain = ARENA_NEW(&a, signed char, keys_table_len + 1);
+		return NULL;
+	f->slots = ARENA_NEW(a, struct key_slot, cap);
+	f->types = ARENA_NEW(a, const struct ty *, keys_table_len + 1);
+	f->lens = ARENA_NEW(a, size_t, keys_table_len + 1);
+	f->letters = ARENA_NEW(a, uint64_t, keys_table_len + 1);
+	f->plain = ARENA_NEW(a, signed char, keys_table_len + 1);
 	if (f->slots == NULL || f->types == NULL || f->lens == NULL ||
 	    f->letters == NULL || f->plain == NULL)
-		goto fail;
+		return NULL;
 	f->mask = cap - 1;
 	for (i = 0; i < keys_table_len; i++)
 		slot_add(f, keys_table[i].key, &keys_table[i], true);
@@ -284,24 +277,20 @@ key_facts(void)
 			s->rm = &removed[i];
 	}
 	for (i = 0; i < keys_table_len; i++) {
-		f->types[i] = ty_parse(keys_table[i].type, &a);
+		f->types[i] = ty_parse(keys_table[i].type, a);
 		f->lens[i] = strlen(keys_table[i].key);
 		f->letters[i] = letters(keys_table[i].key);
 		f->plain[i] = (signed char)plain_kind(keys_table[i].type);
 	}
 	f->bf16 = keys_find("bf16");
 	f->ep = keys_find("expert_parallel_size");
-	f->a = a;	/* the arena lives in its own memory from here on */
-	if (!atomic_compare_exchange_strong_explicit(&key_facts_kept, &have,
-	    f, memory_order_acq_rel, memory_order_acquire)) {
-		a = f->a;
-		arena_fini(&a);
-		return have;
-	}
 	return f;
-fail:
-	arena_fini(&a);
-	return NULL;
+}
+
+static const struct key_facts *
+key_facts(void)
+{
+	return arena_once(&key_facts_kept, (size_t)4 << 20, facts_build, NULL);
 }
 
 const char *

@@ -16,7 +16,6 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdatomic.h>
 #include <string.h>
 #include <strings.h>
 #include <yaml.h>
@@ -1066,35 +1065,22 @@ doc_parse(struct doc **out, const char *buf, size_t len,
 	return 0;
 }
 
-const struct doc *
-doc_parse_shared(const struct doc *_Atomic *slot, const char *text)
+/* arena_once()'s build for doc_parse_shared(): text parsed into a. */
+static const void *
+parse_kept(struct arena *a, const void *text)
 {
-	const struct doc *have = atomic_load_explicit(slot,
-	    memory_order_acquire);
-	struct arena a, *keep;
 	struct limits lim;
 	struct err e = { 0 };
 	struct doc *d;
 
-	if (have != NULL)
-		return have;
 	limits_default(&lim);
-	arena_init(&a, (size_t)16 << 20);
-	keep = ARENA_NEW(&a, struct arena, 1);
-	if (keep == NULL || doc_parse(&d, text, strlen(text), &lim, &a,
-	    &e) != 0) {
-		arena_fini(&a);
-		return NULL;
-	}
-	/* The arena lives in its own memory from here on, for good. */
-	*keep = a;
-	if (!atomic_compare_exchange_strong_explicit(slot, &have, d,
-	    memory_order_acq_rel, memory_order_acquire)) {
-		a = *keep;
-		arena_fini(&a);
-		return have;	/* another thread's, equal to ours */
-	}
-	return d;
+	return doc_parse(&d, text, strlen(text), &lim, a, &e) == 0 ? d : NULL;
+}
+
+const struct doc *
+doc_parse_shared(const void *_Atomic *slot, const char *text)
+{
+	return arena_once(slot, (size_t)16 << 20, parse_kept, text);
 }
 
 /* A string key with these bytes?  Out of line: the probe loop below then

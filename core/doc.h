@@ -124,7 +124,7 @@ int doc_parse(struct doc **out, const char *buf, size_t len,
  * parse, one result is kept and the other freed.  NULL when text does not
  * parse or memory is short; the caller then parses its own copy.
  */
-const struct doc *doc_parse_shared(const struct doc *_Atomic *slot,
+const struct doc *doc_parse_shared(const void *_Atomic *slot,
     const char *text);
 
 /* Python's truth value of v, which is what `if cfg.key:` in Axolotl

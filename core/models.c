@@ -4,7 +4,6 @@
 #include "models.h"
 
 #include <ctype.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <strings.h>
 
@@ -12,9 +11,9 @@
 #include "doc.h"
 
 /*
- * The table's ids by hash of their lowercase bytes, built on first use
- * and kept for the process (a C11 atomic publish, as doc_parse_shared):
- * a lookup reads one slot instead of the first bytes of every row.
+ * The table's ids by hash of their lowercase bytes, built once per process
+ * (arena_once): a lookup reads one slot instead of the first bytes of
+ * every row.
  */
 struct model_slot {
 	uint64_t hash;
@@ -22,12 +21,11 @@ struct model_slot {
 };
 
 struct model_index {
-	struct arena a;
 	struct model_slot *slots;
 	size_t mask;
 };
 
-static struct model_index *_Atomic model_index_kept;
+static const void *_Atomic model_index_kept;
 
 /* Hash of id lowercased; false when id is too long to be in the table. */
 static bool
@@ -45,32 +43,25 @@ lower_hash(const char *id, uint64_t *out)
 	return true;
 }
 
-static const struct model_index *
-model_index(void)
+/* arena_once()'s build for model_index(); NULL when an id is too long
+   to hash (models_find then scans). */
+static const void *
+index_build(struct arena *a, const void *arg)
 {
-	struct model_index *have = atomic_load_explicit(&model_index_kept,
-	    memory_order_acquire), *x;
-	struct arena a;
+	struct model_index *x = ARENA_NEW(a, struct model_index, 1);
 	size_t cap, i, h;
 	uint64_t hash;
 
-	if (have != NULL)
-		return have;
+	(void)arg;
 	for (cap = 16; cap < 2 * models_table_len; cap *= 2)
 		;
-	arena_init(&a, (size_t)1 << 20);
-	x = ARENA_NEW(&a, struct model_index, 1);
-	if (x == NULL || (x->slots = ARENA_NEW(&a, struct model_slot,
-	    cap)) == NULL) {
-		arena_fini(&a);
+	if (x == NULL || (x->slots = ARENA_NEW(a, struct model_slot,
+	    cap)) == NULL)
 		return NULL;
-	}
 	x->mask = cap - 1;
 	for (i = 0; i < models_table_len; i++) {
-		if (!lower_hash(models_table[i].hf_id, &hash)) {
-			arena_fini(&a);
-			return NULL;	/* the scan below finds it */
-		}
+		if (!lower_hash(models_table[i].hf_id, &hash))
+			return NULL;
 		/* The first of equal ids wins, as in a scan. */
 		for (h = (size_t)hash & x->mask; x->slots[h].m != NULL &&
 		    strcasecmp(x->slots[h].m->hf_id, models_table[i].hf_id) != 0;
@@ -81,14 +72,14 @@ model_index(void)
 			x->slots[h].m = &models_table[i];
 		}
 	}
-	x->a = a;	/* the arena lives in its own memory from here on */
-	if (!atomic_compare_exchange_strong_explicit(&model_index_kept, &have,
-	    x, memory_order_acq_rel, memory_order_acquire)) {
-		a = x->a;
-		arena_fini(&a);
-		return have;
-	}
 	return x;
+}
+
+static const struct model_index *
+model_index(void)
+{
+	return arena_once(&model_index_kept, (size_t)1 << 20, index_build,
+	    NULL);
 }
 
 const struct model_def *

@@ -106,7 +106,7 @@ ds_read(struct plan *p, const struct doc_node *ds)
 }
 
 /* The embedded presets' documents, parsed once per process. */
-static const struct doc *_Atomic preset_docs[DS_PRESETS_MAX];
+static const void *_Atomic preset_docs[DS_PRESETS_MAX];
 
 static int
 plan_deepspeed(struct plan *p, const struct doc_node *root,

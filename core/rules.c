@@ -5,7 +5,6 @@
  */
 #include "rules.h"
 
-#include <stdatomic.h>
 #include <string.h>
 
 #include "checks.h"
@@ -969,9 +968,9 @@ rules_all(size_t *n)
 }
 
 /*
- * The rules that run, as a dense list of (function, row) built on first
- * use and kept for the process (a C11 atomic publish): a check walks 3 KB
- * instead of every 48-byte row of the catalog.
+ * The rules that run, as a dense list of (function, row) built once per
+ * process (arena_once): a check walks 3 KB instead of every 48-byte row of
+ * the catalog.
  */
 struct runnable {
 	rule_fn *fn;
@@ -979,43 +978,35 @@ struct runnable {
 };
 
 struct run_list {
-	struct arena a;
 	struct runnable *r;
 	size_t n;
 };
 
-static struct run_list *_Atomic run_list_kept;
+static const void *_Atomic run_list_kept;
 
-static const struct run_list *
-run_list(void)
+/* arena_once()'s build for run_list(). */
+static const void *
+list_build(struct arena *a, const void *arg)
 {
-	struct run_list *have = atomic_load_explicit(&run_list_kept,
-	    memory_order_acquire), *l;
-	struct arena a;
+	struct run_list *l = ARENA_NEW(a, struct run_list, 1);
 	size_t i;
 
-	if (have != NULL)
-		return have;
-	arena_init(&a, (size_t)1 << 20);
-	l = ARENA_NEW(&a, struct run_list, 1);
-	if (l == NULL || (l->r = ARENA_NEW(&a, struct runnable,
-	    sizeof(rules) / sizeof(rules[0]))) == NULL) {
-		arena_fini(&a);
+	(void)arg;
+	if (l == NULL || (l->r = ARENA_NEW(a, struct runnable,
+	    sizeof(rules) / sizeof(rules[0]))) == NULL)
 		return NULL;
-	}
 	for (i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
 		if (rules[i].fn != NULL) {
 			l->r[l->n].fn = rules[i].fn;
 			l->r[l->n++].rule = &rules[i];
 		}
-	l->a = a;	/* the arena lives in its own memory from here on */
-	if (!atomic_compare_exchange_strong_explicit(&run_list_kept, &have, l,
-	    memory_order_acq_rel, memory_order_acquire)) {
-		a = l->a;
-		arena_fini(&a);
-		return have;
-	}
 	return l;
+}
+
+static const struct run_list *
+run_list(void)
+{
+	return arena_once(&run_list_kept, (size_t)1 << 20, list_build, NULL);
 }
 
 int

@@ -23,14 +23,14 @@ struct knob {
 	const char *json;	/* the same as a JSON object's members */
 	const char *why;
 	const struct doc_node *root;	/* yaml parsed once (suggest_run) */
-	const struct doc *_Atomic *shared;	/* constant yaml: where the
+	const void *_Atomic *shared;	/* constant yaml: where the
 						   process keeps its parse */
 };
 
 /* The constant knobs' documents, parsed once per process. */
 enum { K_GC, K_ZERO3, K_FSDP2, K_OFFLOAD_ALL, K_ACT_OFFLOAD, K_LORA,
 	K_QLORA, K_CP, K_CONSTANT };
-static const struct doc *_Atomic knob_docs[K_CONSTANT];
+static const void *_Atomic knob_docs[K_CONSTANT];
 
 static const char cce[] =
     "axolotl.integrations.cut_cross_entropy.CutCrossEntropyPlugin";

@@ -636,7 +636,7 @@ test_doc__index_finds_what_a_scan_finds(void **state)
 	free(yaml);
 }
 
-static const struct doc *_Atomic shared_slot;
+static const void *_Atomic shared_slot;
 
 static void *
 take_shared(void *arg)
@@ -652,7 +652,7 @@ take_shared(void *arg)
 static void
 test_doc__shared_parse_is_kept_once_per_process(void **state)
 {
-	static const struct doc *_Atomic bad_slot;
+	static const void *_Atomic bad_slot;
 	pthread_t t[8];
 	const struct doc *got[8], *again;
 	size_t i;
