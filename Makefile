@@ -40,7 +40,7 @@ MIGRATIONS = $(sort $(wildcard migrations/[0-9][0-9][0-9][0-9]_*.sql))
 TESTS      = $(patsubst tests/%.c,%,$(wildcard tests/test_*.c))
 TEST_BINS  = $(addprefix $(B)/tests/,$(TESTS))
 
-.PHONY: all deps test run-tests lint clean run docs bench fuzz fuzz-deps soak
+.PHONY: all deps test run-tests run-bump-tests lint clean run docs bench fuzz fuzz-deps soak
 .SECONDARY:
 
 all: deps
@@ -117,6 +117,19 @@ test: deps
 	@$(MAKE) --no-print-directory build/preflight
 	@$(MAKE) --no-print-directory B=build/san OPT="-O1 -g -DARENA_DEBUG" SAN="$(SANFLAGS)" \
 	    run-tests
+	@$(MAKE) --no-print-directory B=build/sanbump OPT="-O1 -g" SAN="$(SANFLAGS)" \
+	    run-bump-tests
+
+# The core suites once more under ASan/UBSan with the release allocator
+# (the inline bump path; ARENA_DEBUG gives every object its own malloc).
+BUMP_TESTS = $(addprefix $(B)/tests/,test_arena test_doc test_config \
+	test_corpus test_rules test_plan test_estimate test_faults)
+run-bump-tests: $(B)/preflight $(BUMP_TESTS)
+	@set -e; export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+	    UBSAN_OPTIONS=print_stacktrace=1 PREFLIGHT_BIN=$(B)/preflight \
+	    SHARED_DIR=$(SHARED); \
+	for t in $(BUMP_TESTS); do echo "== $$t (release allocator)"; $$t; done; \
+	echo "== core suites passed with the release allocator"
 
 run-tests: $(B)/preflight $(TEST_BINS)
 	@set -e; export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \

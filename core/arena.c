@@ -161,17 +161,9 @@ arena_strndup(struct arena *a, const char *s, size_t len)
 
 	if (len == SIZE_MAX)
 		return NULL;
-	/* Every byte is written below: bump without zeroing when the
-	   current block has room (bytes need no alignment). */
-	if (ARENA_BUMP && a->beg != NULL &&
-	    len + 1 <= (size_t)(a->end - a->beg)) {
-		p = a->beg;
-		a->beg += len + 1;
-	} else {
-		p = arena_alloc(a, 1, 1, len + 1);
-		if (p == NULL)
-			return NULL;
-	}
+	p = arena_take(a, 1, 1, len + 1);	/* every byte written below */
+	if (p == NULL)
+		return NULL;
 	if (len > 0)
 		memcpy(p, s, len);
 	p[len] = '\0';

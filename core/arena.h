@@ -44,14 +44,10 @@ void *arena_alloc_slow(struct arena *a, size_t size, size_t align,
 #define ARENA_BUMP 1
 #endif
 
-/*
- * n zeroed objects of size bytes aligned to align (a power of two), or
- * NULL when the budget is spent or size * n would overflow.  Inline: the
- * common case is a bump in the current block, and a constant size makes
- * the zeroing a few stores instead of a memset call.
- */
+/* arena_alloc() without the zeroing, for memory the caller writes in
+   full before reading (the slow path zeroes anyway). */
 static inline void *
-arena_alloc(struct arena *a, size_t size, size_t align, size_t n)
+arena_take(struct arena *a, size_t size, size_t align, size_t n)
 {
 	size_t bytes, pad, left;
 	char *p;
@@ -63,10 +59,28 @@ arena_alloc(struct arena *a, size_t size, size_t align, size_t n)
 		if (pad <= left && bytes <= left - pad) {
 			p = a->beg + pad;
 			a->beg = p + bytes;
-			return memset(p, 0, bytes);
+			return p;
 		}
 	}
 	return arena_alloc_slow(a, size, align, n);
+}
+
+/*
+ * n zeroed objects of size bytes aligned to align (a power of two), or
+ * NULL when the budget is spent or size * n would overflow.  Inline: the
+ * common case is a bump in the current block, and a constant size makes
+ * the zeroing a few stores instead of a memset call.
+ */
+static inline void *
+arena_alloc(struct arena *a, size_t size, size_t align, size_t n)
+{
+	size_t bytes;
+	void *p;
+
+	if (__builtin_mul_overflow(size, n, &bytes))
+		return NULL;
+	p = arena_take(a, size, align, n);
+	return p != NULL ? memset(p, 0, bytes) : NULL;
 }
 
 /*

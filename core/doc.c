@@ -1025,7 +1025,9 @@ doc_parse(struct doc **out, const char *buf, size_t len,
 	b.buf = buf;
 	b.len = len;
 	b.doc = ARENA_NEW(a, struct doc, 1);
-	b.stack = ARENA_NEW(a, struct frame, (size_t)lim->max_depth + 1);
+	/* Frames are cleared as they are pushed (open_collection). */
+	b.stack = arena_take(a, sizeof(struct frame), _Alignof(struct frame),
+	    (size_t)lim->max_depth + 1);
 	if (b.doc == NULL || b.stack == NULL)
 		return encoding_first(buf, len, e, err_set(e, ERR_NOMEM, NULL,
 		    "request memory budget spent before parsing"));
