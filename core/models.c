@@ -8,7 +8,6 @@
 #include <strings.h>
 
 #include "arena.h"
-#include "doc.h"
 
 /*
  * The table's ids by hash of their lowercase bytes, built once per process
@@ -27,24 +26,20 @@ struct model_index {
 
 static const void *_Atomic model_index_kept;
 
-/* Hash of id lowercased; false when id is too long to be in the table. */
-static bool
-lower_hash(const char *id, uint64_t *out)
+/* FNV-1a of id lowercased (any length; once per lookup). */
+static uint64_t
+lower_hash(const char *id)
 {
-	char low[256];
-	size_t n;
+	uint64_t h = 0xcbf29ce484222325ULL;
 
-	for (n = 0; id[n] != '\0'; n++) {
-		if (n == sizeof(low))
-			return false;
-		low[n] = (char)tolower((unsigned char)id[n]);
+	for (; *id != '\0'; id++) {
+		h ^= (unsigned char)tolower((unsigned char)*id);
+		h *= 0x100000001b3ULL;
 	}
-	*out = doc_hash_bytes_rt(low, n, DOC_HASH_SEED);
-	return true;
+	return h;
 }
 
-/* arena_once()'s build for model_index(); NULL when an id is too long
-   to hash (models_find then scans). */
+/* arena_once()'s build for model_index(). */
 static const void *
 index_build(struct arena *a, const void *arg)
 {
@@ -60,8 +55,7 @@ index_build(struct arena *a, const void *arg)
 		return NULL;
 	x->mask = cap - 1;
 	for (i = 0; i < models_table_len; i++) {
-		if (!lower_hash(models_table[i].hf_id, &hash))
-			return NULL;
+		hash = lower_hash(models_table[i].hf_id);
 		/* The first of equal ids wins, as in a scan. */
 		for (h = (size_t)hash & x->mask; x->slots[h].m != NULL &&
 		    strcasecmp(x->slots[h].m->hf_id, models_table[i].hf_id) != 0;
@@ -93,8 +87,7 @@ models_find(const char *id)
 		return NULL;
 	x = model_index();
 	if (x != NULL) {
-		if (!lower_hash(id, &hash))
-			return NULL;	/* longer than any id in the table */
+		hash = lower_hash(id);
 		for (h = (size_t)hash & x->mask; x->slots[h].m != NULL;
 		    h = (h + 1) & x->mask)
 			if (x->slots[h].hash == hash &&

@@ -7,6 +7,7 @@
  * QLoRA <= LoRA <= full fine-tune for the same model.  Variants are made
  * by appending keys to the real file (the last of duplicate keys wins).
  */
+#include <ctype.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <cmocka.h>
 #include <jansson.h>
@@ -24,6 +26,7 @@
 #include "core/arena.h"
 #include "core/check.h"
 #include "core/estimate.h"
+#include "core/models.h"
 #include "core/plan.h"
 #include "tests/fixture.h"
 
@@ -510,10 +513,44 @@ free_golden(void **state)
 	return 0;
 }
 
+/* models_find through its per-process index: every row by its own id and
+   by the id upper-cased (ids compare ignoring case), the first of equal
+   ids, and a miss. */
+static void
+test_estimate__model_lookup_ignores_case(void **state)
+{
+	char up[256];
+	size_t i, j;
+
+	(void)state;
+	assert_true(models_table_len > 10);
+	for (i = 0; i < models_table_len; i++) {
+		const struct model_def *first = &models_table[i];
+
+		for (j = 0; j < i; j++)
+			if (strcasecmp(models_table[j].hf_id,
+			    models_table[i].hf_id) == 0) {
+				first = &models_table[j];
+				break;
+			}
+		assert_ptr_equal(models_find(models_table[i].hf_id), first);
+		for (j = 0; models_table[i].hf_id[j] != '\0' &&
+		    j + 1 < sizeof(up); j++)
+			up[j] = (char)toupper(
+			    (unsigned char)models_table[i].hf_id[j]);
+		up[j] = '\0';
+		assert_ptr_equal(models_find(up), first);
+	}
+	assert_null(models_find("no-such-org/no-such-model"));
+	assert_null(models_find(""));
+	assert_null(models_find(NULL));
+}
+
 int
 main(void)
 {
 	static const struct CMUnitTest t[] = {
+		cmocka_unit_test(test_estimate__model_lookup_ignores_case),
 		cmocka_unit_test(test_estimate__worked_example_a),
 		cmocka_unit_test(test_estimate__worked_example_b),
 		cmocka_unit_test(test_estimate__published_figures),
