@@ -105,7 +105,8 @@ $(B)/tests/%.o: tests/%.c
 	$(CC) $(CFLAGS) -DSHARED_DIR='"$(SHARED)"' -DBUILD_DIR='"$(B)"' \
 	    -c -o $@ $<
 
-$(B)/tests/test_%: $(B)/tests/test_%.o $(B)/tests/fixture.o $(LIB_OBJ)
+$(B)/tests/test_%: $(B)/tests/test_%.o $(B)/tests/fixture.o \
+    $(B)/tests/fixture_api.o $(LIB_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(TEST_LIBS)
 
 SANFLAGS = -fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all \
@@ -235,7 +236,7 @@ FUZZ_CC = clang -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -g -O1 \
 	  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	  -I. -Ibuild/gen $(PKG_CFLAGS)
 FUZZ_RUN = -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048
-FUZZ_API_SRC = tests/fuzz/fuzz_api.c $(CORE_SRC) $(API_SRC) \
+FUZZ_API_SRC = tests/fuzz/fuzz_api.c tests/fixture_api.c $(CORE_SRC) $(API_SRC) \
 	       server/store_sqlite.c build/gen/tables.c build/gen/migrations.c
 fuzz-deps:
 	@if ! command -v clang >/dev/null 2>&1 || \

@@ -19,34 +19,13 @@
 #include "core/doc.h"
 #include "server/store_sqlite.h"
 #include "tests/fixture.h"
+#include "tests/fixture_api.h"
 
 struct env {
 	struct store_sqlite *store;
 	struct api_ctx ctx;
-	int64_t clock_ms;
-	unsigned seed;
+	struct fixture_fakes fakes;	/* ctx.env */
 };
-
-static int64_t
-fake_now(void *p)
-{
-	struct env *env = p;
-
-	return env->clock_ms++;
-}
-
-static void
-fake_random(void *p, void *buf, size_t n)
-{
-	struct env *env = p;
-	unsigned char *b = buf;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		env->seed = env->seed * 1103515245u + 12345u;
-		b[i] = (unsigned char)(env->seed >> 16);
-	}
-}
 
 static int
 fake_metrics(void *p, char **out, size_t *len)
@@ -66,15 +45,8 @@ setup(void **state)
 	if (env == NULL || store_sqlite_open(&env->store, ":memory:", false,
 	    &e) != 0)
 		return -1;
-	api_ctx_init(&env->ctx);
-	env->ctx.store = store_sqlite_iface(env->store);
-	limits_default(&env->ctx.lim);
-	env->ctx.max_body = 1 << 20;
-	env->ctx.env = env;
-	env->ctx.now_ms = fake_now;
-	env->ctx.random = fake_random;
+	fixture_api_ctx(&env->ctx, env->store, &env->fakes, 0);
 	env->ctx.metrics = fake_metrics;
-	env->clock_ms = 1764670000000;	/* 2025-12-02 */
 	*state = env;
 	return 0;
 }

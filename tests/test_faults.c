@@ -34,6 +34,7 @@
 #include "core/check.h"
 #include "server/store_sqlite.h"
 #include "tests/fixture.h"
+#include "tests/fixture_api.h"
 
 /* ---- the fault shims ------------------------------------------------ */
 
@@ -355,33 +356,11 @@ faults_off(void)
 struct env {
 	struct store_sqlite *store;
 	struct api_ctx ctx;
+	struct fixture_fakes fakes;	/* ctx.env */
 	char path[256];
-	int64_t clock_ms;
-	unsigned seed;
 	char acked[512][27];	/* ids that got a 201 */
 	size_t nacked;
 };
-
-static int64_t
-fake_now(void *p)
-{
-	struct env *env = p;
-
-	return env->clock_ms++;
-}
-
-static void
-fake_random(void *p, void *buf, size_t n)
-{
-	struct env *env = p;
-	unsigned char *b = buf;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		env->seed = env->seed * 1103515245u + 12345u;
-		b[i] = (unsigned char)(env->seed >> 16);
-	}
-}
 
 static void
 env_open(struct env *env)
@@ -398,15 +377,7 @@ env_open(struct env *env)
 	unlink(env->path);
 	assert_int_equal(store_sqlite_open(&env->store, env->path, false, &e),
 	    0);
-	api_ctx_init(&env->ctx);
-	env->ctx.store = store_sqlite_iface(env->store);
-	limits_default(&env->ctx.lim);
-	env->ctx.max_body = 1 << 20;
-	env->ctx.env = env;
-	env->ctx.now_ms = fake_now;
-	env->ctx.random = fake_random;
-	env->clock_ms = 1764670000000;
-	env->seed = 7;
+	fixture_api_ctx(&env->ctx, env->store, &env->fakes, 7);
 }
 
 static void
@@ -428,23 +399,15 @@ static int
 request(struct env *env, const char *method, const char *path,
     const char *query, const char *body, char *id)
 {
-	struct api_req req;
 	struct api_resp resp;
 	struct arena a;
 	json_t *j;
 	int status;
 
-	memset(&req, 0, sizeof(req));
 	arena_init(&a, (size_t)64 << 20);
-	req.method = method;
-	req.path = path;
-	req.query = query;
-	req.content_type = body != NULL ? "application/yaml" : NULL;
-	req.body = body;
-	req.body_len = body != NULL ? strlen(body) : 0;
-	req.team = "default";
-	req.arena = &a;
-	api_handle(&env->ctx, &req, &resp);
+	fixture_api_call(&env->ctx, &a, &resp, method, path, query,
+	    body != NULL ? "application/yaml" : NULL, body,
+	    body != NULL ? strlen(body) : 0);
 	status = resp.status;
 	if (status >= 500) {
 		/* A 5xx is the store's 503, a problem that leaks nothing. */

@@ -23,55 +23,26 @@
 #include "api/api.h"
 #include "core/arena.h"
 #include "server/store_sqlite.h"
+#include "tests/fixture_api.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 static struct store_sqlite *store;
 static struct api_ctx ctx;
-static int64_t clock_ms = 1764670000000;	/* 2025-12-02 */
-static unsigned seed = 1;
+static struct fixture_fakes fakes;
 static size_t stored;
-
-static int64_t
-now(void *env)
-{
-	(void)env;
-	return clock_ms++;
-}
-
-static void
-rnd(void *env, void *buf, size_t n)
-{
-	unsigned char *b = buf;
-	size_t i;
-
-	(void)env;
-	for (i = 0; i < n; i++) {
-		seed = seed * 1103515245u + 12345u;
-		b[i] = (unsigned char)(seed >> 16);
-	}
-}
 
 static void
 call(const char *method, const char *path, const char *query,
     const char *ctype, const char *body, size_t len)
 {
-	struct api_req req;
 	struct api_resp resp;
 	struct arena a;
 
-	memset(&req, 0, sizeof(req));
 	arena_init(&a, (size_t)64 << 20);
-	req.method = method;
-	req.path = path;
-	req.query = query;
-	req.content_type = ctype;
-	req.body = body;
-	req.body_len = len;
-	req.team = "default";
-	req.arena = &a;
-	api_handle(&ctx, &req, &resp);
+	fixture_api_call(&ctx, &a, &resp, method, path, query, ctype, body,
+	    len);
 	if (resp.status < 200 || resp.status > 599)
 		abort();
 	api_resp_fini(&resp);
@@ -92,12 +63,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argv;
 	if (store_sqlite_open(&store, ":memory:", false, &e) != 0)
 		abort();
-	api_ctx_init(&ctx);
-	ctx.store = store_sqlite_iface(store);
-	limits_default(&ctx.lim);
-	ctx.max_body = 1 << 20;
-	ctx.now_ms = now;
-	ctx.random = rnd;
+	fixture_api_ctx(&ctx, store, &fakes, 1);
 	for (i = 0; i < 4; i++)
 		call("POST", "/v1/checks", i % 2 ? "name=a.yaml" : "name=b.yaml",
 		    "application/yaml", cfg, sizeof(cfg) - 1);
