@@ -77,6 +77,16 @@ class Srv:
         return socket.create_connection(("127.0.0.1", self.port), 5)
 
 
+def post_head(s, framing, query=b""):
+    """A raw connection that has sent the head of a YAML POST /v1/checks
+    whose body is framed by the header line framing."""
+    k = s.raw()
+    k.sendall(b"POST /v1/checks%s HTTP/1.1\r\nHost: x\r\n"
+              b"Content-Type: application/yaml\r\n%s\r\n\r\n"
+              % (query, framing))
+    return k
+
+
 def read_status(sock, timeout=5):
     """The status of the first response on sock, or None when closed."""
     sock.settimeout(timeout)
@@ -144,9 +154,7 @@ def slowloris(s):
 def long_body(s):
     """Content-Length 10, then up to 1 GiB more: the extra bytes are a bad
     next request; the server closes, it does not read them all."""
-    k = s.raw()
-    k.sendall(b"POST /v1/checks?dry_run=true HTTP/1.1\r\nHost: x\r\n"
-              b"Content-Type: application/yaml\r\nContent-Length: 10\r\n\r\n")
+    k = post_head(s, b"Content-Length: 10", b"?dry_run=true")
     chunk = b"a: b\n" * 13108  # 64 KiB
     sent = 0
     t0 = time.time()
@@ -164,10 +172,7 @@ def long_body(s):
 
 
 def abandoned_gib(s):
-    k = s.raw()
-    k.sendall(b"POST /v1/checks HTTP/1.1\r\nHost: x\r\n"
-              b"Content-Type: application/yaml\r\n"
-              b"Content-Length: 1073741824\r\n\r\n")
+    k = post_head(s, b"Content-Length: 1073741824")
     chunk = b"x" * 65536
     try:
         for _ in range(512):          # 32 MiB of the declared 1 GiB
@@ -176,10 +181,7 @@ def abandoned_gib(s):
         pass
     k.close()
     s.healthy("after a declared 1 GiB body abandoned at 32 MiB")
-    k = s.raw()
-    k.sendall(b"POST /v1/checks HTTP/1.1\r\nHost: x\r\n"
-              b"Content-Type: application/yaml\r\n"
-              b"Content-Length: 1073741824\r\n\r\n")
+    k = post_head(s, b"Content-Length: 1073741824")
     st = read_status(k, 3)
     k.close()
     check("declared 1 GiB: 413 or a close, never a buffer", st in (None, 413),
@@ -187,10 +189,7 @@ def abandoned_gib(s):
 
 
 def chunked_over(s):
-    k = s.raw()
-    k.sendall(b"POST /v1/checks HTTP/1.1\r\nHost: x\r\n"
-              b"Content-Type: application/yaml\r\n"
-              b"Transfer-Encoding: chunked\r\n\r\n")
+    k = post_head(s, b"Transfer-Encoding: chunked")
     piece = b"a" * 8192
     for _ in range(200):              # 1.6 MiB against a 64 KiB limit
         k.sendall(b"%x\r\n%s\r\n" % (len(piece), piece))
