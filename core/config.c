@@ -228,7 +228,8 @@ slot_for(const struct key_facts *f, const char *name)
 	return &f->slots[h];
 }
 
-/* First come wins: names go in before aliases, as lookup() promises. */
+/* First come wins: names go in before aliases (a key's own name beats
+   another key's alias). */
 static void
 slot_add(struct key_facts *f, const char *name, const struct key_def *k,
     bool exact)
@@ -302,11 +303,13 @@ config_suggest(const char *key)
 	const char *hit = NULL;
 	uint64_t mine = letters(key);
 
+	if (f == NULL)
+		return NULL;	/* no memory for the key facts: no hint */
 	/* Short keys tolerate one edit, longer ones two, very long three. */
 	limit = len < 6 ? 1 : len < 16 ? 2 : 3;
 	for (i = 0; i < keys_table_len; i++) {
 		const char *k = keys_table[i].key;
-		size_t kl = f != NULL ? f->lens[i] : strlen(k);
+		size_t kl = f->lens[i];
 		unsigned dd;
 
 		/* A long key with a few letters added: sequence_length. */
@@ -315,8 +318,7 @@ config_suggest(const char *key)
 			dd = limit;
 		else if ((kl > len ? kl - len : len - kl) > limit)
 			continue;	/* the distance is at least that */
-		else if (letters_apart(mine, f != NULL ? f->letters[i] :
-		    letters(k)) > limit)
+		else if (letters_apart(mine, f->letters[i]) > limit)
 			continue;	/* so is it */
 		else
 			dd = distance(key, k, limit);
@@ -327,19 +329,6 @@ config_suggest(const char *key)
 		}
 	}
 	return best <= limit ? hit : NULL;
-}
-
-/* Python truthiness, as Axolotl's raw validators test a value. */
-static const struct removed *
-find_removed(const char *key)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(removed) / sizeof(removed[0]); i++)
-		if (removed[i].key[0] == key[0] &&
-		    strcmp(removed[i].key, key) == 0)
-			return &removed[i];
-	return NULL;
 }
 
 /* Report a removed or renamed key; 0 when its rule does not apply. */
@@ -436,24 +425,6 @@ facts_slot(const struct key_facts *f, const char *key)
 	return NULL;
 }
 
-/* The row for a key, also when it is written as its alias (without the
-   key facts). */
-static const struct key_def *
-lookup(const char *key)
-{
-	const struct key_def *k = keys_find(key);
-	size_t i;
-
-	if (k != NULL)
-		return k;
-	for (i = 0; i < keys_table_len; i++)
-		if (keys_table[i].alias != NULL &&
-		    keys_table[i].alias[0] == key[0] &&
-		    strcmp(keys_table[i].alias, key) == 0)
-			return &keys_table[i];
-	return NULL;
-}
-
 /* Is the plugin that owns k listed under plugins:? */
 static bool
 plugin_listed(const struct doc_node *plugins, const struct key_def *k)
@@ -539,6 +510,8 @@ config_check(struct report *r, const struct doc *d, struct arena *a)
 	size_t i;
 	int rv;
 
+	if (facts == NULL)
+		return ERR_NOMEM;	/* the per-process key facts */
 	for (i = 0; i < d->root->n; i++) {
 		const struct doc_pair *p = &d->root->pairs[i];
 		const struct key_def *k;
@@ -558,16 +531,10 @@ config_check(struct report *r, const struct doc *d, struct arena *a)
 				return rv;
 			continue;
 		}
-		if (facts != NULL) {
-			slot = facts_slot(facts, p->key->text);
-			rm = slot != NULL ? slot->rm : NULL;
-			exact = slot != NULL && slot->exact;
-			k = slot != NULL ? slot->k : NULL;
-		} else {
-			rm = find_removed(p->key->text);
-			exact = keys_find(p->key->text) != NULL;
-			k = lookup(p->key->text);
-		}
+		slot = facts_slot(facts, p->key->text);
+		rm = slot != NULL ? slot->rm : NULL;
+		exact = slot != NULL && slot->exact;
+		k = slot != NULL ? slot->k : NULL;
 		if (rm != NULL) {
 			rv = removed_key(r, d->root, p, rm, a);
 			if (rv != 0)
@@ -583,9 +550,8 @@ config_check(struct report *r, const struct doc *d, struct arena *a)
 		}
 		if (k->plugin != NULL && !plugin_listed(plugins, k)) {
 			/* EP above 1 is ep.requires_plugin's (an error). */
-			if ((facts != NULL ? k == facts->ep :
-			    strcmp(k->key, "expert_parallel_size") == 0) &&
-			    p->value->kind == DOC_INT && p->value->i > 1)
+			if (k == facts->ep && p->value->kind == DOC_INT &&
+			    p->value->i > 1)
 				continue;
 			snprintf(hint, sizeof(hint), "add %s to plugins:",
 			    k->plugin_class != NULL ? k->plugin_class :
@@ -600,14 +566,11 @@ config_check(struct report *r, const struct doc *d, struct arena *a)
 			continue;
 		}
 		/* A string bf16 is precision.bf16_full_rejected's. */
-		if ((facts != NULL ? k == facts->bf16 :
-		    strcmp(k->key, "bf16") == 0) && p->value->kind == DOC_STR)
+		if (k == facts->bf16 && p->value->kind == DOC_STR)
 			continue;
-		if (plainly_accepted(facts != NULL ? facts->plain[k -
-		    keys_table] : plain_kind(k->type), p->value))
+		if (plainly_accepted(facts->plain[k - keys_table], p->value))
 			continue;
-		t = facts != NULL ? facts->types[k - keys_table] :
-		    ty_parse(k->type, a);
+		t = facts->types[k - keys_table];
 		if (t == NULL || ty_accepts(t, p->value))
 			continue;
 		ty_describe(want, sizeof(want), t);

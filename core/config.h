@@ -21,7 +21,8 @@ int config_check(struct report *r, const struct doc *d, struct arena *a);
 
 /*
  * The known key nearest to key by edit distance (transpositions count
- * once), or NULL when none is close enough to be a likely typo.
+ * once), or NULL when none is close enough to be a likely typo (or the
+ * per-process key table could not get memory).
  * Borrowed.
  */
 const char *config_suggest(const char *key);

@@ -148,16 +148,14 @@ plan_deepspeed(struct plan *p, const struct doc_node *root,
 		return 0;
 	}
 	p->ds = DS_PRESET;
-	shared = (size_t)(pr - ds_presets) < DS_PRESETS_MAX ?
-	    doc_parse_shared(&preset_docs[pr - ds_presets], pr->json) : NULL;
-	if (shared != NULL) {
-		ds_read(p, shared->root);
-		return 0;
-	}
-	limits_default(&lim);
-	if (doc_parse(&d, pr->json, strlen(pr->json), &lim, a, &e) != 0)
-		return e.code == ERR_NOMEM ? ERR_NOMEM : ERR_INTERNAL;
-	ds_read(p, d->root);
+	if ((size_t)(pr - ds_presets) >= DS_PRESETS_MAX)
+		return ERR_INTERNAL;	/* test_estimate keeps them within */
+	/* Parsed once per process; NULL only without memory (every preset
+	   parses: test_estimate). */
+	shared = doc_parse_shared(&preset_docs[pr - ds_presets], pr->json);
+	if (shared == NULL)
+		return ERR_NOMEM;
+	ds_read(p, shared->root);
 	return 0;
 }
 

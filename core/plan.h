@@ -24,7 +24,7 @@ extern const struct ds_preset ds_presets[];
 extern const size_t ds_presets_len;
 
 /* Presets whose parsed documents plan.c keeps for the process (Axolotl
-   ships 8; one past this is parsed per check, as before). */
+   ships 8; test_estimate fails when the table outgrows this). */
 #define DS_PRESETS_MAX 32
 
 /* The preset whose name ends path ("deepspeed_configs/zero2.json"). */

@@ -1023,20 +1023,11 @@ rules_run(struct report *r, const struct doc *d, const struct context *ctx,
 	rc.plan = plan;
 	rc.r = r;
 	rc.a = a;
-	if (l != NULL) {
-		for (i = 0; i < l->n; i++) {
-			rc.rule = l->r[i].rule;
-			rv = l->r[i].fn(&rc);
-			if (rv != 0)
-				return rv;
-		}
-		return 0;
-	}
-	for (i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
-		if (rules[i].fn == NULL)
-			continue;
-		rc.rule = &rules[i];
-		rv = rules[i].fn(&rc);
+	if (l == NULL)
+		return ERR_NOMEM;	/* the per-process rule list */
+	for (i = 0; i < l->n; i++) {
+		rc.rule = l->r[i].rule;
+		rv = l->r[i].fn(&rc);
 		if (rv != 0)
 			return rv;
 	}

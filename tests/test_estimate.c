@@ -546,11 +546,49 @@ test_estimate__model_lookup_ignores_case(void **state)
 	assert_null(models_find(NULL));
 }
 
+/* Every embedded DeepSpeed preset fits plan.c's per-process table,
+   parses, and plans as its name says. */
+static void
+test_estimate__every_deepspeed_preset_plans(void **state)
+{
+	char yaml[512];
+	size_t i;
+
+	(void)state;
+	assert_true(ds_presets_len > 0);
+	assert_true(ds_presets_len <= DS_PRESETS_MAX);
+	for (i = 0; i < ds_presets_len; i++) {
+		struct context ctx;
+		struct limits lim;
+		struct arena a;
+		struct err e = { 0 };
+		struct report *r;
+		const char *n = ds_presets[i].name;
+		int stage = strstr(n, "zero3") != NULL ? 3 :
+		    strstr(n, "zero2") != NULL ? 2 : 1;
+
+		snprintf(yaml, sizeof(yaml), "base_model: meta-llama/"
+		    "Llama-3.1-8B\ndatasets:\n  - path: a/b\n    type: "
+		    "alpaca\ndeepspeed: deepspeed_configs/%s\n", n);
+		context_default(&ctx);
+		ctx.gpus = 8;
+		limits_default(&lim);
+		arena_init(&a, (size_t)16 << 20);
+		if (check_run(&r, yaml, strlen(yaml), &ctx, &lim, &a, &e) != 0)
+			fail_msg("%s: %s", n, e.msg);
+		if (r->plan->ds != DS_PRESET || r->plan->zero_stage != stage)
+			fail_msg("%s: ds %d, stage %d", n, (int)r->plan->ds,
+			    r->plan->zero_stage);
+		arena_fini(&a);
+	}
+}
+
 int
 main(void)
 {
 	static const struct CMUnitTest t[] = {
 		cmocka_unit_test(test_estimate__model_lookup_ignores_case),
+		cmocka_unit_test(test_estimate__every_deepspeed_preset_plans),
 		cmocka_unit_test(test_estimate__worked_example_a),
 		cmocka_unit_test(test_estimate__worked_example_b),
 		cmocka_unit_test(test_estimate__published_figures),
