@@ -1076,14 +1076,13 @@ h_list_checks(struct api_ctx *ctx, const struct api_req *req,
 	api_json_text(resp, 200, b.p, b.n);
 }
 
-/* The findings of a stored check, as a JSON array (new reference). */
-/* The findings of a parsed stored check (an empty array if none). */
+/* The findings array of a parsed stored check (borrowed), else empty. */
 static json_t *
-stored_findings(json_t *j)
+stored_findings(json_t *j, json_t *empty)
 {
 	json_t *f = json_object_get(j, "findings");
 
-	return json_is_array(f) ? f : NULL;
+	return json_is_array(f) ? f : empty;
 }
 
 static double
@@ -1131,8 +1130,8 @@ changes(const struct store_check *newer, const struct store_check *older,
     json_t *jn, json_t *jo)
 {
 	json_t *empty = json_array();
-	json_t *fn = stored_findings(jn) != NULL ? stored_findings(jn) : empty;
-	json_t *fo = stored_findings(jo) != NULL ? stored_findings(jo) : empty;
+	json_t *fn = stored_findings(jn, empty);
+	json_t *fo = stored_findings(jo, empty);
 	bool kn, ko;
 	double pn = stored_peak(jn, &kn);
 	double po = stored_peak(jo, &ko);
