@@ -20,6 +20,7 @@
 struct arena;
 struct model_def;
 struct policy;
+struct replay;
 struct report;
 
 #define API_MAX_HEADERS 12
@@ -38,10 +39,14 @@ struct api_req {
 	const char *origin;	/* Origin, or NULL */
 	const char *accept;	/* Accept, or NULL */
 	const char *signature;	/* X-Preflight-Signature, or NULL */
+	const char *timestamp;	/* X-Preflight-Timestamp, or NULL */
+	const char *delivery;	/* X-Preflight-Delivery, or NULL */
 	const char *body;	/* the request body (not NUL-terminated) */
 	size_t body_len;
 	const char *team;	/* the caller's team ("default" without auth) */
 	bool admin;		/* may see every team */
+	bool head;		/* HEAD: status and headers only, so a
+				   handler skips building a body */
 	struct arena *arena;	/* the request's arena */
 };
 
@@ -55,6 +60,7 @@ struct api_resp {
 	const char *route;	/* matched route pattern, for logs/metrics */
 	const char *verdict;	/* verdict of a check, for logs; or NULL */
 	const struct report *report;	/* the check's report (arena) */
+	size_t stored_bytes;	/* bytes a 201 stored (quota) */
 };
 
 struct api_ctx {
@@ -76,23 +82,79 @@ struct api_ctx {
 	    struct arena *a);
 	/* Prometheus text for GET /metrics: malloc'd into *out. */
 	int (*metrics)(void *env, char **out, size_t *len);
+	/* CI deliveries seen in the signature window (api_ctx_init). */
+	struct replay *replay;
 	/* Id state: ids are strictly increasing within one ctx. */
 	pthread_mutex_t id_mu;	/* guards last_ms and last_rand */
 	int64_t last_ms;
 	unsigned char last_rand[10];
 };
 
-/* Zero ctx and set up its lock; the caller then fills the fields. */
+/* How far X-Preflight-Timestamp may be from the server's clock, and so
+   how long a delivery id is remembered. */
+#define API_CI_SKEW_MS (5 * 60 * 1000)
+
+/* Zero ctx and set up its lock and replay set; the caller then fills the
+   fields. */
 void api_ctx_init(struct api_ctx *ctx);
 
 /* Release what api_ctx_init() set up. */
 void api_ctx_fini(struct api_ctx *ctx);
 
+/* Who may call a route. */
+enum api_access {
+	ACCESS_OPEN,		/* probes, 404s: no credentials */
+	ACCESS_METRICS,		/* /metrics: the metrics token, if set */
+	ACCESS_TEAM,		/* /v1: a team's bearer token */
+	ACCESS_CI		/* /v1/ci: the HMAC signature (handler) */
+};
+
 /*
- * Handle req.  Always fills resp (status 500 on a bug, never aborts).
- * Safe to call from several threads at once when the store is.
+ * A request target matched against the route table, once: the server
+ * authenticates, limits, counts and logs by this, and api_dispatch()
+ * runs the same match, so no decision is taken on a different path.
  */
+struct api_route {
+	int status;		/* 0 matched; 400 non-canonical target; 404
+				   no route; 405 path served under another
+				   method (OPTIONS answers it); 413 no memory */
+	const char *pattern;	/* the route pattern, or "unmatched" */
+	enum api_access access;	/* of the route whose path matched */
+	int index;		/* row of the route table, -1 when none */
+	const char *param[2];	/* {id} / {name}, decoded once, arena */
+	int nparam;
+	const char *why;	/* status 400: what is wrong with the target */
+	char allow[128];	/* status 405: the methods served there */
+};
+
+/*
+ * Match method and path (raw, still percent-encoded, no query) against
+ * the routes.  Fixed segments match only byte for byte as written; a
+ * target with an escaped unreserved character ("/%761/checks"), a dot
+ * segment, a NUL or control character, or bytes that must be escaped
+ * is refused (status 400) before any route is tried.  Parameters are
+ * decoded into a.  Returns out->status.
+ */
+int api_route(struct api_route *out, const char *method, const char *path,
+    struct arena *a);
+
+/*
+ * Answer req on the route rt (from api_route() on req->path).  Always
+ * fills resp (status 500 on a bug, never aborts).  Safe to call from
+ * several threads at once when the store is.
+ */
+void api_dispatch(struct api_ctx *ctx, const struct api_route *rt,
+    const struct api_req *req, struct api_resp *resp);
+
+/* api_route() then api_dispatch(): for callers without a server. */
 void api_handle(struct api_ctx *ctx, const struct api_req *req,
+    struct api_resp *resp);
+
+/* Fill resp with the 400 problem of a refused request target. */
+void api_route_problem(struct api_resp *resp, const struct api_route *rt);
+
+/* The CORS headers for req's Origin when it is allowed (any status). */
+void api_cors(struct api_ctx *ctx, const struct api_req *req,
     struct api_resp *resp);
 
 /*
@@ -103,6 +165,17 @@ void api_id_floor(char out[27], int64_t ms);
 
 /* Fill resp with the 401 (WWW-Authenticate: Bearer) or 429 problem. */
 void api_auth_problem(struct api_resp *resp, int status);
+
+/* Fill resp with a 503 problem (detail, Retry-After: retry_s). */
+void api_unavailable(struct api_resp *resp, const char *detail, int retry_s);
+
+/* Fill resp with a 400/501 problem about the request's HTTP framing. */
+void api_framing_problem(struct api_resp *resp, int status,
+    const char *detail);
+
+/* Fill resp with the 429 of a team past its write quota; Retry-After
+   retry_s (formatted into a). */
+void api_quota_problem(struct api_resp *resp, int retry_s, struct arena *a);
 
 /* Fill resp with the 413 problem for a body over max_body bytes. */
 void api_too_large(struct api_resp *resp, size_t max_body);

@@ -14,6 +14,7 @@
 #include "api/digest.h"
 #include "api/encode.h"
 #include "api/formats.h"
+#include "api/replay.h"
 #include "core/arena.h"
 #include "core/check.h"
 #include "core/hfconfig.h"
@@ -24,6 +25,10 @@
 #define LABELS_MAX 32
 #define LIST_DEFAULT 50
 #define LIST_MAX 200
+/* A page of a list or a history holds at most this many bytes of JSON
+   (and at least one item): a page that would be larger ends early with a
+   cursor, so a client that never reads its answer pins little. */
+#define PAGE_BYTES ((size_t)256 << 10)
 
 /* A decoded POST body: the config and where it should run. */
 struct submission {
@@ -548,6 +553,46 @@ enum out_format {
  * idempotent retry).  The body is the stored check, or the same report in
  * a CI format.
  */
+/*
+ * The check stored earlier under req's Idempotency-Key for team: 200 with
+ * it, 409 when the key came with a different request, 503 when the store
+ * cannot say.  ERR_NOTFOUND (resp untouched) when there is none.
+ */
+static int
+answer_prior(struct api_ctx *ctx, const struct api_req *req,
+    const char *team, const char *fp, struct api_resp *resp)
+{
+	struct store_check prior;
+	struct err e = { 0 };
+	char *text;
+	int rv;
+
+	rv = ctx->store.ops->get_by_idem(ctx->store.self, &prior, team,
+	    req->idem_key, req->arena, &e);
+	if (rv == ERR_NOTFOUND)
+		return rv;
+	if (rv != 0) {
+		api_problem_err(resp, &e);
+		return rv;
+	}
+	if (strcmp(prior.body_sha256, fp) != 0) {
+		api_problem(resp, 409, "idempotency-conflict", "Conflict", NULL,
+		    "Idempotency-Key was already used with a different "
+		    "request");
+		return 0;
+	}
+	text = strdup(prior.json);
+	if (text == NULL) {
+		api_problem(resp, 500, "internal", "Internal Server Error",
+		    NULL, "out of memory");
+		return ERR_NOMEM;
+	}
+	api_json_text(resp, 200, text, strlen(text));
+	api_header(resp, "Location", arena_printf(req->arena,
+	    "/v1/checks/%s", prior.id));
+	return 0;
+}
+
 /* Append `,"key":<v as compact JSON>` (nothing for NULL). */
 static void
 json_member(struct jsonw *w, const char *key, const json_t *v)
@@ -596,7 +641,7 @@ store_and_answer(struct api_ctx *ctx, const struct api_req *req,
     struct submission *s, const char *team, enum out_format fmt,
     struct api_resp *resp)
 {
-	struct store_check c, prior;
+	struct store_check c;
 	struct store_finding *rows = NULL;
 	struct report *r;
 	struct err e = { 0 };
@@ -614,27 +659,9 @@ store_and_answer(struct api_ctx *ctx, const struct api_req *req,
 			return;
 		}
 		body_fingerprint(fp, req);
-		rv = ctx->store.ops->get_by_idem(ctx->store.self, &prior,
-		    team, req->idem_key, req->arena, &e);
-		if (rv == 0) {
-			if (strcmp(prior.body_sha256, fp) != 0) {
-				api_problem(resp, 409, "idempotency-conflict",
-				    "Conflict", NULL, "Idempotency-Key was "
-				    "already used with a different request");
-				return;
-			}
-			text = strdup(prior.json);
-			if (text == NULL)
-				goto nomem;
-			api_json_text(resp, 200, text, strlen(text));
-			api_header(resp, "Location", arena_printf(req->arena,
-			    "/v1/checks/%s", prior.id));
-			return;
-		}
-		if (rv != ERR_NOTFOUND) {
-			api_problem_err(resp, &e);
-			return;
-		}
+		rv = answer_prior(ctx, req, team, fp, resp);
+		if (rv != ERR_NOTFOUND)
+			return;	/* answered: the stored check, 409 or 503 */
 	}
 	if (run_check(&r, ctx, req, s, resp) != 0)
 		return;
@@ -683,9 +710,18 @@ store_and_answer(struct api_ctx *ctx, const struct api_req *req,
 	free(rows);
 	if (rv != 0) {
 		free(text);
+		/* Lost a race for the same Idempotency-Key?  Then the winner's
+		   check is the answer.  Anything else is the store's fault:
+		   503, which clients retry, never a 4xx they would not. */
+		if (req->idem_key != NULL && answer_prior(ctx, req, team, fp,
+		    resp) != ERR_NOTFOUND)
+			return;
+		if (e.code != ERR_NOMEM)
+			e.code = ERR_STORE;
 		api_problem_err(resp, &e);
 		return;
 	}
+	resp->stored_bytes = strlen(text) + c.config_len;
 	api_header(resp, "Location", arena_printf(req->arena,
 	    "/v1/checks/%s", c.id));
 	if (fmt == OUT_JSON) {
@@ -759,10 +795,60 @@ ci_format(enum out_format *out, const struct api_req *req,
 }
 
 /*
+ * The CI signature: HMAC-SHA256 with the CI secret over
+ *   "v1\n" <X-Preflight-Timestamp> "\n" <X-Preflight-Delivery> "\n"
+ *   <the raw query string> "\n" <the raw body>
+ * so neither the time, the delivery, the answer's format nor the config
+ * can be changed, and docs/ci.md shows it in shell.  hex gets 65 bytes.
+ */
+static int
+ci_signature(char hex[65], const char *secret, const struct api_req *req)
+{
+	const char *q = req->query != NULL ? req->query : "";
+	size_t head = 3 + strlen(req->timestamp) + 1 + strlen(req->delivery) +
+	    1 + strlen(q) + 1;
+	char *buf = malloc(head + req->body_len + 1);
+	int rv;
+
+	if (buf == NULL)
+		return -1;
+	snprintf(buf, head + 1, "v1\n%s\n%s\n%s\n", req->timestamp,
+	    req->delivery, q);
+	if (req->body_len > 0)
+		memcpy(buf + head, req->body, req->body_len);
+	rv = digest_hmac_sha256_hex(hex, secret, buf, head + req->body_len);
+	free(buf);
+	return rv;
+}
+
+/* 1-128 visible ASCII characters (a UUID, a CI job id). */
+static bool
+valid_delivery(const char *d)
+{
+	size_t n = d != NULL ? strlen(d) : 0, i;
+
+	if (n == 0 || n > 128)
+		return false;
+	for (i = 0; i < n; i++)
+		if ((unsigned char)d[i] < 0x21 || (unsigned char)d[i] > 0x7E)
+			return false;
+	return true;
+}
+
+static void
+ci_refuse(struct api_resp *resp, const char *slug, const char *detail)
+{
+	api_problem(resp, 401, slug, "Unauthorized", NULL, "%s", detail);
+	api_header(resp, "WWW-Authenticate", "HMAC realm=\"preflight-ci\"");
+}
+
+/*
  * createCiCheck: POST /v1/ci/checks, authenticated by
- * X-Preflight-Signature: sha256=<hex HMAC-SHA256 of the raw body>.  The
- * comparison is digest_equal(): constant time by construction (it reads
- * every byte of the presented signature whatever the first mismatch).
+ * X-Preflight-Signature: sha256=<hex> (ci_signature above), with
+ * X-Preflight-Timestamp (Unix seconds, within API_CI_SKEW_MS of the
+ * server's clock) and X-Preflight-Delivery (a new id per request,
+ * remembered for the window, so a captured request cannot be replayed).
+ * The comparison is digest_equal(): constant time by construction.
  */
 void
 h_ci_check(struct api_ctx *ctx, const struct api_req *req,
@@ -773,24 +859,53 @@ h_ci_check(struct api_ctx *ctx, const struct api_req *req,
 	enum out_format fmt;
 	char want[65];
 	const char *sig = req->signature;
+	long ts;
+	int64_t now, ts_ms;
+	enum replay_result seen;
 
 	(void)m;
 	memset(&s, 0, sizeof(s));
-	if (ctx->ci_secret == NULL) {
+	if (ctx->ci_secret == NULL || ctx->replay == NULL) {
 		api_problem(resp, 503, "ci-not-configured",
 		    "Service Unavailable", NULL, "the CI webhook is not "
 		    "configured on this server (PREFLIGHT_CI_SECRET)");
 		return;
 	}
+	if (req->timestamp == NULL || api_parse_long(&ts, req->timestamp, 1,
+	    99999999999L) != 0 || !valid_delivery(req->delivery)) {
+		ci_refuse(resp, "bad-signature", "send X-Preflight-Timestamp "
+		    "(Unix seconds) and X-Preflight-Delivery (a new id of 1 "
+		    "to 128 visible characters per request); see docs/ci.md");
+		return;
+	}
 	if (sig == NULL || strncmp(sig, "sha256=", 7) != 0 ||
-	    digest_hmac_sha256_hex(want, ctx->ci_secret, req->body != NULL ?
-	    req->body : "", req->body_len) != 0 ||
+	    ci_signature(want, ctx->ci_secret, req) != 0 ||
 	    !digest_equal(sig + 7, want)) {
-		api_problem(resp, 401, "bad-signature", "Unauthorized", NULL,
-		    "X-Preflight-Signature must be sha256=<hex HMAC-SHA256 "
-		    "of the body> with the CI secret");
-		api_header(resp, "WWW-Authenticate",
-		    "HMAC realm=\"preflight-ci\"");
+		ci_refuse(resp, "bad-signature", "X-Preflight-Signature must "
+		    "be sha256=<hex HMAC-SHA256 with the CI secret of \"v1\\n"
+		    "<timestamp>\\n<delivery>\\n<query>\\n<body>\">; see "
+		    "docs/ci.md");
+		return;
+	}
+	now = ctx->now_ms(ctx->env);
+	ts_ms = (int64_t)ts * 1000;
+	if (ts_ms < now - API_CI_SKEW_MS || ts_ms > now + API_CI_SKEW_MS) {
+		ci_refuse(resp, "stale-signature", "X-Preflight-Timestamp is "
+		    "more than 5 minutes from the server's clock; sign each "
+		    "request when it is sent (and check the CI host's clock)");
+		return;
+	}
+	seen = replay_check(ctx->replay, req->delivery, now,
+	    ts_ms + API_CI_SKEW_MS + 1000);
+	if (seen == REPLAY_SEEN) {
+		api_problem(resp, 409, "replayed-delivery", "Conflict", NULL,
+		    "X-Preflight-Delivery '%.128s' was already accepted; "
+		    "every request needs a new delivery id", req->delivery);
+		return;
+	}
+	if (seen == REPLAY_FULL) {
+		api_unavailable(resp, "too many CI deliveries in the last "
+		    "minutes; retry later", 10);
 		return;
 	}
 	if (ci_format(&fmt, req, q, resp) != 0)
@@ -948,6 +1063,7 @@ list_query(struct store_query *sq, struct bounds *bd,
 		return -1;
 	}
 	sq->limit = (unsigned)n + 1;	/* one more: is there a next page? */
+	sq->max_bytes = PAGE_BYTES;
 	if ((v = query_get(q, "cursor")) != NULL) {
 		if (cursor_decode(bd->cursor, sizeof(bd->cursor), v) != 0) {
 			api_problem(resp, 400, "bad-query", "Bad query string",
@@ -1013,6 +1129,33 @@ sb_str(struct sbuf *b, const char *s)
 	return sb_put(b, s, strlen(s));
 }
 
+/*
+ * Items of a page out of the n rows a list query read: all but the one
+ * read to see whether there is a next page, or, when the store stopped
+ * at its byte cap, all but the row that crossed it.
+ */
+static size_t
+page_len(const struct store_check *items, size_t n,
+    const struct store_query *sq)
+{
+	size_t got = 0, i;
+
+	if (n >= sq->limit)
+		return sq->limit - 1;
+	for (i = 0; i < n; i++)
+		got += strlen(items[i].json);
+	if (sq->max_bytes > 0 && n >= 2 && got > sq->max_bytes)
+		return n - 1;
+	return n;
+}
+
+/* HEAD of a collection: its status and type, without building it. */
+static void
+head_answer(struct api_resp *resp)
+{
+	api_json_text(resp, 200, NULL, 0);
+}
+
 /* listChecks: GET /v1/checks */
 void
 h_list_checks(struct api_ctx *ctx, const struct api_req *req,
@@ -1046,17 +1189,27 @@ h_list_checks(struct api_ctx *ctx, const struct api_req *req,
 		}
 		sq.verdict = v;
 	}
+	if (req->head) {
+		head_answer(resp);
+		return;
+	}
 	if (ctx->store.ops->list_checks(ctx->store.self, &items, &n, &sq,
 	    req->arena, &e) != 0) {
 		api_problem_err(resp, &e);
 		return;
 	}
-	page = n < sq.limit ? n : sq.limit - 1;
+	page = page_len(items, n, &sq);
 	bad |= sb_str(&b, "{\"items\":[");
 	for (i = 0; i < page; i++) {
+		size_t len = strlen(items[i].json);
+
+		if (i > 0 && b.n + len > PAGE_BYTES) {
+			page = i;	/* the rest on the next page */
+			break;
+		}
 		if (i > 0)
 			bad |= sb_str(&b, ",");
-		bad |= sb_str(&b, items[i].json);
+		bad |= sb_put(&b, items[i].json, len);
 	}
 	bad |= sb_str(&b, "],\"next_cursor\":");
 	if (n > page && page > 0) {
@@ -1095,32 +1248,41 @@ stored_peak(json_t *j, bool *known)
 	return json_is_number(p) ? json_number_value(p) : 0.0;
 }
 
-static bool
-same_finding(json_t *a, json_t *b)
+/* A finding's identity across checks: its rule and its config path
+   (lines move when a config is edited above them). */
+static const char *
+finding_key(char *buf, size_t cap, json_t *f)
 {
-	return json_equal(json_object_get(a, "rule"),
-	    json_object_get(b, "rule")) &&
-	    json_equal(json_object_get(a, "path"), json_object_get(b, "path"));
+	const char *rule = json_string_value(json_object_get(f, "rule"));
+	const char *path = json_string_value(json_object_get(f, "path"));
+
+	snprintf(buf, cap, "%s\x1f%s", rule != NULL ? rule : "",
+	    path != NULL ? path : "");
+	return buf;
 }
 
-/* Findings of `to` not in `from` (by rule and path): new reference. */
+/* Findings of `to` not in `from` (by rule and path): a new reference.
+   Linear: `from` goes into a hash set first (jansson's objects hash with
+   a per-process random seed). */
 static json_t *
 findings_minus(json_t *to, json_t *from)
 {
-	json_t *out = json_array(), *x, *y;
-	size_t i, k;
+	json_t *out = json_array(), *seen = json_object(), *x;
+	char key[512];
+	size_t i;
 
-	json_array_foreach(to, i, x) {
-		bool found = false;
-
-		json_array_foreach(from, k, y)
-			if (same_finding(x, y)) {
-				found = true;
-				break;
-			}
-		if (!found)
-			json_array_append(out, x);
+	if (out == NULL || seen == NULL) {
+		json_decref(seen);
+		return out;
 	}
+	json_array_foreach(from, i, x)
+		json_object_set_new(seen, finding_key(key, sizeof(key), x),
+		    json_true());
+	json_array_foreach(to, i, x)
+		if (json_object_get(seen, finding_key(key, sizeof(key), x)) ==
+		    NULL)
+			json_array_append(out, x);
+	json_decref(seen);
 	return out;
 }
 
@@ -1163,19 +1325,23 @@ h_history(struct api_ctx *ctx, const struct api_req *req,
 	struct bounds bd;
 	char next[64], created[40];
 	json_t *out, *arr, **parsed;
-	size_t n, i, page;
+	size_t n, i, page, bytes = 0;
 
 	if (query_only(q, allowed, resp) != 0 ||
 	    list_query(&sq, &bd, req, q, resp) != 0 ||
 	    check_name(m->param[0], resp) != 0)
 		return;
 	sq.name = m->param[0];
+	if (req->head) {
+		head_answer(resp);
+		return;
+	}
 	if (ctx->store.ops->list_checks(ctx->store.self, &items, &n, &sq,
 	    req->arena, &e) != 0) {
 		api_problem_err(resp, &e);
 		return;
 	}
-	page = n < sq.limit ? n : sq.limit - 1;
+	page = page_len(items, n, &sq);
 	/* Each stored report parsed once: item i is compared with i + 1. */
 	parsed = ARENA_NEW(req->arena, json_t *, n + 1);
 	if (parsed == NULL) {
@@ -1189,6 +1355,7 @@ h_history(struct api_ctx *ctx, const struct api_req *req,
 	for (i = 0; i < page; i++) {
 		const struct store_check *c = &items[i];
 		json_t *item;
+		size_t len;
 
 		api_format_time(created, sizeof(created), c->created_at_ms);
 		item = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I}",
@@ -1209,6 +1376,13 @@ h_history(struct api_ctx *ctx, const struct api_req *req,
 			json_object_set_new(item, "previous_id", json_null());
 			json_object_set_new(item, "changes", json_null());
 		}
+		len = json_dumpb(item, NULL, 0, JSON_COMPACT);
+		if (i > 0 && bytes + len > PAGE_BYTES) {
+			json_decref(item);
+			page = i;	/* the rest on the next page */
+			break;
+		}
+		bytes += len;
 		json_array_append_new(arr, item);
 	}
 	for (i = 0; i < n; i++)
@@ -1256,6 +1430,10 @@ h_diff(struct api_ctx *ctx, const struct api_req *req,
 		api_problem_err(resp, &e);
 		return;
 	}
+	if (req->head) {
+		head_answer(resp);
+		return;
+	}
 	ja = json_loads(a.json, 0, NULL);
 	jb = json_loads(b.json, 0, NULL);
 	j = changes(&a, &b, ja, jb);
@@ -1294,6 +1472,10 @@ h_rule_stats(struct api_ctx *ctx, const struct api_req *req,
 		return;
 	}
 	api_id_floor(since_id, since);
+	if (req->head) {
+		head_answer(resp);
+		return;
+	}
 	if (ctx->store.ops->rule_stats(ctx->store.self, &rows, &n,
 	    req->admin ? query_get(q, "team") : req->team, since_id,
 	    req->arena, &e) != 0) {

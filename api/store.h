@@ -60,6 +60,9 @@ struct store_query {
 	const char *until_id;	/* id < until_id */
 	const char *before_id;	/* cursor: only ids < before_id */
 	unsigned limit;		/* rows wanted, >= 1 */
+	size_t max_bytes;	/* stop once the rows read hold more than this
+				   many bytes of json, after at least two
+				   rows; 0: no cap */
 };
 
 /* How often a rule fired, per verdict of its check. */

@@ -25,6 +25,10 @@
 
 #define TAG_PREFIX "tag:yaml.org,2002:"
 
+/* The process's index key, set once by main before any thread starts
+   (limits_set_hash_key); limits_default() hands it to every parse. */
+static uint64_t process_key[2];
+
 void
 limits_default(struct limits *l)
 {
@@ -33,6 +37,16 @@ limits_default(struct limits *l)
 	l->max_nodes = 100000;
 	l->max_scalar = (size_t)1 << 20;
 	l->max_key = 1024;
+	l->max_map_keys = 10000;
+	l->hash_key[0] = process_key[0];
+	l->hash_key[1] = process_key[1];
+}
+
+void
+limits_set_hash_key(const uint64_t key[2])
+{
+	process_key[0] = key[0];
+	process_key[1] = key[1];
 }
 
 /* One child of a collection being built. */
@@ -141,6 +155,76 @@ hash_u64(uint64_t x)
 	x *= 0xff51afd7ed558ccdULL;
 	x ^= x >> 33;
 	return x;
+}
+
+/* ---- SipHash-1-3 (Aumasson and Bernstein), for keyed indexes ------ */
+
+static uint64_t
+rotl(uint64_t x, int b)
+{
+	return (x << b) | (x >> (64 - b));
+}
+
+static void
+sipround(uint64_t v[4])
+{
+	v[0] += v[1];
+	v[1] = rotl(v[1], 13);
+	v[1] ^= v[0];
+	v[0] = rotl(v[0], 32);
+	v[2] += v[3];
+	v[3] = rotl(v[3], 16);
+	v[3] ^= v[2];
+	v[0] += v[3];
+	v[3] = rotl(v[3], 21);
+	v[3] ^= v[0];
+	v[2] += v[1];
+	v[1] = rotl(v[1], 17);
+	v[1] ^= v[2];
+	v[2] = rotl(v[2], 32);
+}
+
+static void
+sip_block(uint64_t v[4], uint64_t m)
+{
+	v[3] ^= m;
+	sipround(v);
+	v[0] ^= m;
+}
+
+/* SipHash-1-3 of the word tag, then s[0..n), under key. */
+static uint64_t
+siphash(const uint64_t key[2], uint64_t tag, const char *s, size_t n)
+{
+	uint64_t v[4], m, b = (uint64_t)(n + 8) << 56;
+	size_t i;
+
+	v[0] = key[0] ^ 0x736f6d6570736575ULL;
+	v[1] = key[1] ^ 0x646f72616e646f6dULL;
+	v[2] = key[0] ^ 0x6c7967656e657261ULL;
+	v[3] = key[1] ^ 0x7465646279746573ULL;
+	sip_block(v, tag);
+	for (; n >= 8; s += 8, n -= 8) {
+		memcpy(&m, s, 8);
+		sip_block(v, m);
+	}
+	for (i = 0; i < n; i++)
+		b |= (uint64_t)(unsigned char)s[i] << (8 * i);
+	sip_block(v, b);
+	v[2] ^= 0xff;
+	sipround(v);
+	sipround(v);
+	sipround(v);
+	return v[0] ^ v[1] ^ v[2] ^ v[3];
+}
+
+static uint64_t
+sip_u64(const uint64_t key[2], uint64_t tag, uint64_t x)
+{
+	char w[8];
+
+	memcpy(w, &x, 8);
+	return siphash(key, tag, w, 8);
 }
 
 /*
@@ -361,8 +445,8 @@ anchor_grow(struct builder *b)
 
 		if (o->name == NULL)
 			continue;
-		j = (size_t)hash_bytes(o->name, strlen(o->name),
-		    0xcbf29ce484222325ULL) & (cap - 1);
+		j = (size_t)siphash(b->lim->hash_key, 32, o->name,
+		    strlen(o->name)) & (cap - 1);
 		while (t[j].name != NULL)
 			j = (j + 1) & (cap - 1);
 		t[j] = *o;
@@ -376,8 +460,8 @@ anchor_grow(struct builder *b)
 static struct anchor *
 anchor_slot(struct builder *b, const char *name)
 {
-	size_t j = (size_t)hash_bytes(name, strlen(name),
-	    0xcbf29ce484222325ULL) & (b->anchor_cap - 1);
+	size_t j = (size_t)siphash(b->lim->hash_key, 32, name,
+	    strlen(name)) & (b->anchor_cap - 1);
 
 	while (b->anchors[j].name != NULL &&
 	    strcmp(b->anchors[j].name, name) != 0)
@@ -457,6 +541,11 @@ add_child(struct builder *b, struct doc_node *child, struct doc_loc at)
 			return fail_at(b, ERR_LIMIT, at,
 			    "mapping key of %zu bytes exceeds %zu (limit "
 			    "max_key)", child->len, b->lim->max_key);
+		if (f->n / 2 >= b->lim->max_map_keys)
+			return fail_at(b, ERR_LIMIT, at,
+			    "mapping has more than %zu keys (limit "
+			    "max_map_keys); a config has about a hundred",
+			    b->lim->max_map_keys);
 	} else if (is_plain(child, "<<") || is_plain(child, "=")) {
 		/* PyYAML: "could not determine a constructor". */
 		return fail_at(b, ERR_PARSE, at,
@@ -509,6 +598,32 @@ key_hash(const struct doc_node *k)
 	default:
 		return hash_bytes(k->text, k->len, DOC_HASH_SEED ^
 		    (uint64_t)k->kind);
+	}
+}
+
+/* key_hash's keyed twin: equal keys (1 == 1.0 == True) hash alike. */
+static uint64_t
+key_hash_keyed(const struct doc_node *k, const uint64_t key[2])
+{
+	double f;
+
+	switch (k->kind) {
+	case DOC_NULL:
+		return siphash(key, 1, "", 0);
+	case DOC_BOOL:
+		return sip_u64(key, 3, k->b ? 1 : 0);
+	case DOC_INT:
+		if (k->big)
+			return siphash(key, 2, k->text, k->len);
+		return sip_u64(key, 3, (uint64_t)k->i);
+	case DOC_FLOAT:
+		f = k->f;
+		if (f == f && f >= -9.2e18 && f <= 9.2e18 &&
+		    (double)(long long)f == f)
+			return sip_u64(key, 3, (uint64_t)(long long)f);
+		return siphash(key, 4, (const char *)&f, sizeof(f));
+	default:
+		return siphash(key, 16 + (uint64_t)k->kind, k->text, k->len);
 	}
 }
 
@@ -627,6 +742,64 @@ slot_tag(uint64_t hash_or_slot)
 	return hash_or_slot >> 32;
 }
 
+/* Probes past the first slot that an index of n keys may take before
+   its keys are taken for crafted collisions: about 1.2 n by chance at a
+   quarter full, so this is never reached by accident. */
+#define INDEX_PROBES(n) (8 * (n) + 64)
+#define INDEX_REKEY 1	/* dedup_pairs: over INDEX_PROBES, unkeyed */
+
+/*
+ * Lay all[0..out) into m->pairs through slots (cap entries, zeroed),
+ * each key kept at its first position with its last value, noting
+ * duplicates.  keyed: hash with the secret key.  INDEX_REKEY when an
+ * unkeyed pass probes past INDEX_PROBES(out); 0 or ERR_NOMEM otherwise.
+ */
+static int
+dedup_pairs(struct builder *b, struct doc_node *m,
+    const struct doc_pair *all, size_t out, uint64_t *slots, size_t cap,
+    bool keyed)
+{
+	size_t i, probes = 0;
+	int rv;
+
+	m->n = 0;
+	for (i = 0; i < out; i++) {
+		uint64_t kh = keyed ? key_hash_keyed(all[i].key,
+		    b->lim->hash_key) : key_hash(all[i].key);
+		size_t h = (size_t)kh & (cap - 1);
+		struct doc_pair *hit = NULL;
+
+		while (slots[h] != 0) {
+			struct doc_pair *p = &m->pairs[slot_pair(slots[h])];
+
+			if (slot_tag(slots[h]) == slot_tag(kh) &&
+			    key_eq(p->key, all[i].key)) {
+				hit = p;
+				break;
+			}
+			h = (h + 1) & (cap - 1);
+			if (!keyed && ++probes > INDEX_PROBES(out))
+				return INDEX_REKEY;
+		}
+		if (hit == NULL) {
+			m->pairs[m->n] = all[i];
+			slots[h] = slot_of(m->n++, kh);
+			continue;
+		}
+		if (!hit->merged && !all[i].merged) {
+			unsigned first = hit->key_loc.line;
+
+			*hit = all[i];
+			rv = note_dup(b, hit, first);
+			if (rv != 0)
+				return rv;
+		} else {
+			*hit = all[i];
+		}
+	}
+	return 0;
+}
+
 /*
  * Close a mapping: merged pairs first, then the explicit ones, each key
  * kept at its first position with its last value (a Python dict).
@@ -637,8 +810,10 @@ finish_map(struct builder *b, struct frame *f)
 	struct doc_node *m = f->node;
 	size_t npairs = f->n / 2, total = 0, out = 0, merges = 0, cap, i, j;
 	struct doc_pair *raw, *all;
+	struct doc_dup *saved;
 	uint64_t *slots;
 	const struct link *k;
+	bool keyed = false;
 	int rv;
 
 	raw = ARENA_NEW(b->a, struct doc_pair, npairs);
@@ -693,49 +868,41 @@ finish_map(struct builder *b, struct frame *f)
 		if (!is_plain(raw[i].key, "<<"))
 			all[out++] = raw[i];
 dedup:
+	if (out > b->lim->max_map_keys)
+		return fail_at(b, ERR_LIMIT, m->loc, "mapping has %zu keys with "
+		    "its merges, more than %zu (limit max_map_keys)", out,
+		    b->lim->max_map_keys);
 	/* Dedup through an open-addressing table of indexes into m->pairs,
 	   at most a quarter full: a lookup of a key the map lacks mostly
-	   meets an empty slot first (a predictable branch). */
+	   meets an empty slot first (a predictable branch).  Two more words
+	   hold the hash key when the index is keyed. */
 	for (cap = 8; cap < out * 4; cap *= 2)
 		;
-	slots = ARENA_NEW(b->a, uint64_t, cap);
+	slots = ARENA_NEW(b->a, uint64_t, cap + 2);
 	m->pairs = ARENA_NEW(b->a, struct doc_pair, out);
 	if (slots == NULL || (out > 0 && m->pairs == NULL))
 		return nomem(b);
-	m->n = 0;
-	for (i = 0; i < out; i++) {
-		uint64_t kh = key_hash(all[i].key);
-		size_t h = (size_t)kh & (cap - 1);
-		struct doc_pair *hit = NULL;
-
-		while (slots[h] != 0) {
-			struct doc_pair *p = &m->pairs[slot_pair(slots[h])];
-
-			if (slot_tag(slots[h]) == slot_tag(kh) &&
-			    key_eq(p->key, all[i].key)) {
-				hit = p;
-				break;
-			}
-			h = (h + 1) & (cap - 1);
-		}
-		if (hit == NULL) {
-			m->pairs[m->n] = all[i];
-			slots[h] = slot_of(m->n++, kh);
-			continue;
-		}
-		if (!hit->merged && !all[i].merged) {
-			unsigned first = hit->key_loc.line;
-
-			*hit = all[i];
-			rv = note_dup(b, hit, first);
-			if (rv != 0)
-				return rv;
-		} else {
-			*hit = all[i];
-		}
+	saved = b->dup_tail;
+	rv = dedup_pairs(b, m, all, out, slots, cap, false);
+	if (rv == INDEX_REKEY) {
+		/* Collisions far past chance: keys crafted against the
+		   public hash.  Forget this pass (and its duplicate notes)
+		   and index again under the secret key. */
+		memset(slots, 0, cap * sizeof(*slots));
+		if (saved == NULL)
+			b->doc->dups = NULL;
+		else
+			saved->next = NULL;
+		b->dup_tail = saved;
+		rv = dedup_pairs(b, m, all, out, slots, cap, true);
+		slots[cap] = b->lim->hash_key[0];
+		slots[cap + 1] = b->lim->hash_key[1];
+		keyed = true;
 	}
+	if (rv != 0)
+		return rv;
 	m->slots = slots;	/* doc_map_get's index from now on */
-	m->slot_mask = cap - 1;
+	m->slot_mask = (cap - 1) | (keyed ? DOC_SLOTS_KEYED : 0);
 	return 0;
 }
 
@@ -1120,11 +1287,11 @@ probe(const uint64_t *slots, size_t mask, uint64_t hash, size_t h)
 /* A tag matched at h: compare keys, probing on past the rare false
    match. */
 static __attribute__((noinline)) const struct doc_pair *
-find_from(const struct doc_node *map, const char *key, size_t n,
-    uint64_t hash, size_t h)
+find_from(const struct doc_node *map, size_t mask, const char *key,
+    size_t n, uint64_t hash, size_t h)
 {
-	for (; h != SIZE_MAX; h = probe(map->slots, map->slot_mask, hash,
-	    (h + 1) & map->slot_mask)) {
+	for (; h != SIZE_MAX; h = probe(map->slots, mask, hash,
+	    (h + 1) & mask)) {
 		const struct doc_pair *p = &map->pairs[slot_pair(
 		    map->slots[h])];
 
@@ -1132,6 +1299,20 @@ find_from(const struct doc_node *map, const char *key, size_t n,
 			return p;
 	}
 	return NULL;
+}
+
+/* A lookup in a keyed index: the key's hash under the index's key. */
+static __attribute__((noinline)) const struct doc_pair *
+find_keyed(const struct doc_node *map, const char *key, size_t n)
+{
+	size_t mask = map->slot_mask & ~DOC_SLOTS_KEYED, h;
+	uint64_t hash = siphash(map->slots + mask + 1, 16 + (uint64_t)DOC_STR,
+	    key, n);
+
+	h = probe(map->slots, mask, hash, (size_t)hash & mask);
+	if (h == SIZE_MAX)
+		return NULL;
+	return find_from(map, mask, key, n, hash, h);
 }
 
 const struct doc_pair *
@@ -1144,18 +1325,20 @@ doc_map_find(const struct doc_node *map, const char *key, size_t n,
 		return NULL;
 	if (map->slots == NULL)
 		return map_scan(map, key, n);
+	if (map->slot_mask & DOC_SLOTS_KEYED)
+		return find_keyed(map, key, n);
 	/* Most lookups are of keys a config does not set: they end here. */
 	h = probe(map->slots, map->slot_mask, hash,
 	    (size_t)hash & map->slot_mask);
 	if (h == SIZE_MAX)
 		return NULL;
-	return find_from(map, key, n, hash, h);
+	return find_from(map, map->slot_mask, key, n, hash, h);
 }
 
 void
 doc_map_index(struct doc_node *m, struct arena *a)
 {
-	size_t cap, i, h;
+	size_t cap, i, h, probes = 0;
 	uint64_t *slots, kh;
 
 	m->slots = NULL;
@@ -1171,8 +1354,14 @@ doc_map_index(struct doc_node *m, struct arena *a)
 		kh = key_hash(m->pairs[i].key);
 		h = (size_t)kh & (cap - 1);
 		while (slots[h] != 0 && !(slot_tag(slots[h]) == slot_tag(kh) &&
-		    key_eq(m->pairs[slot_pair(slots[h])].key, m->pairs[i].key)))
+		    key_eq(m->pairs[slot_pair(slots[h])].key,
+		    m->pairs[i].key))) {
 			h = (h + 1) & (cap - 1);
+			/* Crafted collisions: no key here, so scan (the
+			   mapping holds at most max_map_keys keys). */
+			if (++probes > INDEX_PROBES(m->n))
+				return;
+		}
 		if (slots[h] == 0)
 			slots[h] = slot_of(i, kh);
 	}

@@ -31,10 +31,22 @@ struct limits {
 	size_t max_nodes;	/* nodes, counting every alias expansion */
 	size_t max_scalar;	/* bytes in one scalar */
 	size_t max_key;		/* bytes in one mapping key */
+	size_t max_map_keys;	/* keys in one mapping, merges included */
+	uint64_t hash_key[2];	/* secret key of the keyed index hash (a
+				   per-process random value from the
+				   caller; core draws no randomness) */
 };
 
-/* The CLI defaults: 8 MiB, depth 64, 100,000 nodes, 1 MiB, 1 KiB. */
+/* The CLI defaults: 8 MiB, depth 64, 100,000 nodes, 1 MiB, 1 KiB,
+   10,000 keys per mapping; hash_key the process's (see below). */
 void limits_default(struct limits *l);
+
+/*
+ * The process's secret index key, copied into every limits_default():
+ * main sets it once from the OS's random source before any thread
+ * starts (core draws no randomness itself).  Zero until set.
+ */
+void limits_set_hash_key(const uint64_t key[2]);
 
 enum doc_kind {
 	DOC_NULL = 0,
@@ -74,7 +86,9 @@ struct doc_node {
 				   by key (doc.c's slot_of: index + 1 and
 				   a hash tag; 0 empty), slot_mask + 1
 				   entries; NULL: lookups scan */
-	size_t slot_mask;
+	size_t slot_mask;	/* with DOC_SLOTS_KEYED set: the index is
+				   hashed with the keyed hash, whose key
+				   follows the slots (see doc.c) */
 	size_t weight;		/* nodes below and including this one,
 				   counting alias expansions */
 };	/* flags first: 96 bytes, no padding holes */
@@ -172,6 +186,15 @@ doc_hash_bytes(const char *s, size_t n, uint64_t h)
 	h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
 	return h ^ (h >> 32);
 }
+
+/*
+ * Set in slot_mask when a mapping's index uses the keyed hash: a mapping
+ * whose keys collided under doc_hash_bytes far past chance (keys crafted
+ * against this public function) is indexed again with SipHash under the
+ * caller's secret limits.hash_key, so no input makes indexing or lookup
+ * quadratic, while ordinary configs keep hashes folded at compile time.
+ */
+#define DOC_SLOTS_KEYED ((size_t)1 << (sizeof(size_t) * 8 - 1))
 
 /* The same, out of line (for keys that are not literals). */
 uint64_t doc_hash_bytes_rt(const char *s, size_t n, uint64_t h);

@@ -51,6 +51,8 @@ err_code_name(enum err_code code)
 		return "internal";
 	case ERR_LIMIT:
 		return "limit";
+	case ERR_BUSY:
+		return "busy";
 	}
 	return "unknown";
 }

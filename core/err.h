@@ -17,7 +17,8 @@ enum err_code {
 	ERR_NOTFOUND = -4,	/* no such stored object */
 	ERR_STORE = -5,		/* SQLite failed; msg holds its text */
 	ERR_INTERNAL = -6,	/* a bug; an invariant did not hold */
-	ERR_LIMIT = -7		/* input exceeds a configured limit */
+	ERR_LIMIT = -7,		/* input exceeds a configured limit */
+	ERR_BUSY = -8		/* a time budget was spent; retry later */
 };
 
 struct err_loc {

@@ -135,7 +135,13 @@ int report_addv(struct report *r, struct arena *a, const char *rule,
     const char *hint, const char *fmt, va_list ap)
     __attribute__((format(printf, 9, 0)));
 
-/* Sort the findings (line, then rule id) and set the verdict. */
+/* Findings (and suppressed findings) a report keeps at most; past it
+   the most severe are kept and one report.truncated note counts the
+   rest (report_finish). */
+#define REPORT_MAX_FINDINGS 1000
+
+/* Sort the findings (line, then rule id), cap them at
+   REPORT_MAX_FINDINGS, and set the verdict from every finding. */
 int report_finish(struct report *r, struct arena *a, struct err *e);
 
 const char *severity_name(enum severity s);	/* "info" ... */

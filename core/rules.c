@@ -863,6 +863,11 @@ static const struct rule_def rules[] = {
 	  "with Ray the world size is ray_num_workers",
 	  "set ray_num_workers",
 	  "docs/rules.md#rayworld_size_is_num_workers", check_ray_world },
+	{ "report.truncated", SEV_INFO,
+	  "more findings than a report keeps (1,000)",
+	  "fix the findings listed, or check the config in parts; the counts "
+	  "and the verdict cover every finding",
+	  "docs/rules.md#reporttruncated", NULL },
 	{ "save.best_requires_metric", SEV_ERROR,
 	  "save_strategy: best without metric_for_best_model",
 	  "set metric_for_best_model (e.g. eval_loss)",

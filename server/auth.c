@@ -24,8 +24,15 @@
 
 #define FAIL_SLOTS 4096
 
+/* Failures are counted per client address and per what was presented
+   (the first bytes of the token, "" for none, or the CI signature), so
+   that clients sharing an address behind a proxy or NAT cannot lock each
+   other out, and a valid token is never refused. */
+#define FAIL_KEY 32
+#define FAIL_ADDRESS_FACTOR 10	/* an address's budget over all values */
+
 struct fail_slot {
-	unsigned char addr[16];	/* IPv4 mapped into 16 bytes */
+	unsigned char key[FAIL_KEY];	/* address (16), what (16) */
 	time_t window_start;
 	unsigned count;
 };
@@ -60,9 +67,13 @@ auth_free(struct auth *a)
 }
 
 static void
-peer_key(unsigned char out[16], const struct sockaddr *peer)
+peer_key(unsigned char out[FAIL_KEY], const struct sockaddr *peer,
+    const char *what)
 {
-	memset(out, 0, 16);
+	size_t n = what != NULL ? strlen(what) : 0;
+
+	memset(out, 0, FAIL_KEY);
+	memcpy(out + 16, what != NULL ? what : "", n < 16 ? n : 16);
 	if (peer == NULL)
 		return;
 	if (peer->sa_family == AF_INET) {
@@ -78,36 +89,36 @@ peer_key(unsigned char out[16], const struct sockaddr *peer)
 }
 
 static struct fail_slot *
-slot_for(struct auth *a, const unsigned char key[16])
+slot_for(struct auth *a, const unsigned char key[FAIL_KEY])
 {
 	uint32_t h = 2166136261u;
 	int i;
 
-	for (i = 0; i < 16; i++)
+	for (i = 0; i < FAIL_KEY; i++)
 		h = (h ^ key[i]) * 16777619u;
 	return &a->slots[h % FAIL_SLOTS];
 }
 
-/* Is the address over its failure budget?  (Caller holds mu.) */
+/* Is the key over its failure budget?  (Caller holds mu.) */
 static bool
-limited(struct auth *a, const unsigned char key[16], time_t now)
+limited(struct auth *a, const unsigned char key[FAIL_KEY], time_t now)
 {
 	struct fail_slot *s = slot_for(a, key);
 
-	if (memcmp(s->addr, key, 16) != 0 ||
+	if (memcmp(s->key, key, FAIL_KEY) != 0 ||
 	    now - s->window_start >= (time_t)a->cfg.fail_window_s)
 		return false;
 	return s->count >= a->cfg.fail_limit;
 }
 
 static void
-record_failure(struct auth *a, const unsigned char key[16], time_t now)
+record_failure(struct auth *a, const unsigned char key[FAIL_KEY], time_t now)
 {
 	struct fail_slot *s = slot_for(a, key);
 
-	if (memcmp(s->addr, key, 16) != 0 ||
+	if (memcmp(s->key, key, FAIL_KEY) != 0 ||
 	    now - s->window_start >= (time_t)a->cfg.fail_window_s) {
-		memcpy(s->addr, key, 16);
+		memcpy(s->key, key, FAIL_KEY);
 		s->window_start = now;
 		s->count = 0;
 	}
@@ -125,58 +136,111 @@ bearer(const char *authz)
 	return *authz != '\0' ? authz : NULL;
 }
 
-enum auth_verdict
-auth_request(struct auth *a, const char *method, const char *path,
-    const char *authz, const struct sockaddr *peer, char team[65],
-    bool *admin)
+/*
+ * Count one failure for key (address and what was presented); whether it
+ * was already over its budget.  Each address also has a budget over
+ * everything it presents (FAIL_ADDRESS_FACTOR times larger), so guessing
+ * with ever new tokens is limited too; valid tokens never get here.
+ */
+static bool
+fail(struct auth *a, const unsigned char key[FAIL_KEY])
 {
-	unsigned char key[16];
+	unsigned char all[FAIL_KEY];
+	time_t now = time(NULL);
+	struct fail_slot *s;
+	bool lim;
+
+	memcpy(all, key, 16);
+	memset(all + 16, 0, FAIL_KEY - 16);
+	all[16] = '*';		/* no presented value starts with '*' */
+	pthread_mutex_lock(&a->mu);
+	s = slot_for(a, all);
+	lim = limited(a, key, now) || (memcmp(s->key, all, FAIL_KEY) == 0 &&
+	    now - s->window_start < (time_t)a->cfg.fail_window_s &&
+	    s->count >= a->cfg.fail_limit * FAIL_ADDRESS_FACTOR);
+	if (!lim) {
+		record_failure(a, key, now);
+		record_failure(a, all, now);
+	}
+	pthread_mutex_unlock(&a->mu);
+	return lim;
+}
+
+/* What a presented token is counted under: its first 15 bytes. */
+static void
+token_tag(char out[16], const char *tok)
+{
+	snprintf(out, 16, "t:%.13s", tok != NULL ? tok : "");
+}
+
+enum auth_verdict
+auth_request(struct auth *a, enum api_access access, const char *authz,
+    const struct sockaddr *peer, char team[65], bool *admin)
+{
+	unsigned char key[FAIL_KEY];
 	struct store_token t;
 	struct err e = { 0 };
 	const char *tok;
-	char sha[65];
-	time_t now = time(NULL);
-	bool ok = false, lim;
+	char sha[65], tag[16];
 
 	snprintf(team, 65, "default");
 	*admin = false;
-	if (strcmp(path, "/metrics") == 0) {
+	switch (access) {
+	case ACCESS_OPEN:
+		return AUTH_PASS;
+	case ACCESS_CI:
+		/* Signed with HMAC; the handler verifies the body.  A client
+		   whose signatures keep failing is refused before its body
+		   is read (auth_ci_failure counts them). */
+		snprintf(team, 65, "%s", a->cfg.ci_team);
+		peer_key(key, peer, "ci-signature");
+		pthread_mutex_lock(&a->mu);
+		if (limited(a, key, time(NULL))) {
+			pthread_mutex_unlock(&a->mu);
+			return AUTH_LIMIT;
+		}
+		pthread_mutex_unlock(&a->mu);
+		return AUTH_PASS;
+	case ACCESS_METRICS:
 		if (a->cfg.metrics_token == NULL)
 			return AUTH_PASS;
 		tok = bearer(authz);
-		ok = tok != NULL && digest_equal(tok, a->cfg.metrics_token);
-		goto decide;
+		if (tok != NULL && digest_equal(tok, a->cfg.metrics_token))
+			return AUTH_PASS;
+		token_tag(tag, tok);
+		break;
+	case ACCESS_TEAM:
+	default:
+		if (!a->cfg.tokens) {
+			*admin = true;	/* one tenant: everything is visible */
+			return AUTH_PASS;
+		}
+		tok = bearer(authz);
+		if (tok != NULL && strlen(tok) < 256 &&
+		    digest_sha256_hex(sha, tok, strlen(tok)) == 0 &&
+		    store_sqlite_token_find(a->store, sha, &t, &e) == 0) {
+			/* A valid token always passes, whatever others
+			   sharing its address have tried. */
+			snprintf(team, 65, "%s", t.team);
+			*admin = t.admin;
+			return AUTH_PASS;
+		}
+		if (e.code != ERR_OK && e.code != ERR_NOTFOUND)
+			return AUTH_UNAVAILABLE;
+		token_tag(tag, tok);
+		break;
 	}
-	/* Probes, CORS preflights and non-API paths (404s) are open. */
-	if (strncmp(path, "/v1/", 4) != 0 || strcmp(method, "OPTIONS") == 0)
-		return AUTH_PASS;
-	if (strncmp(path, "/v1/ci/", 7) == 0) {
-		/* Signed with HMAC; the handler verifies the body. */
-		snprintf(team, 65, "%s", a->cfg.ci_team);
-		return AUTH_PASS;
-	}
-	if (!a->cfg.tokens) {
-		*admin = true;	/* one tenant: everything is visible */
-		return AUTH_PASS;
-	}
-	tok = bearer(authz);
-	if (tok != NULL && strlen(tok) < 256 &&
-	    digest_sha256_hex(sha, tok, strlen(tok)) == 0 &&
-	    store_sqlite_token_find(a->store, sha, &t, &e) == 0) {
-		snprintf(team, 65, "%s", t.team);
-		*admin = t.admin;
-		ok = true;
-	}
-decide:
-	peer_key(key, peer);
-	pthread_mutex_lock(&a->mu);
-	lim = limited(a, key, now);
-	if (!ok && !lim)
-		record_failure(a, key, now);
-	pthread_mutex_unlock(&a->mu);
-	if (lim)
-		return AUTH_LIMIT;
-	return ok ? AUTH_PASS : AUTH_DENY;
+	peer_key(key, peer, tag);
+	return fail(a, key) ? AUTH_LIMIT : AUTH_DENY;
+}
+
+bool
+auth_ci_failure(struct auth *a, const struct sockaddr *peer)
+{
+	unsigned char key[FAIL_KEY];
+
+	peer_key(key, peer, "ci-signature");
+	return fail(a, key);
 }
 
 int

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,6 +28,7 @@
 #include "server/auth.h"
 #include "server/log.h"
 #include "server/metrics.h"
+#include "server/quota.h"
 
 struct http_server {
 	struct MHD_Daemon *d;
@@ -52,6 +54,9 @@ struct req {
 	char request_id[72];
 	char team[65];		/* who is calling (auth) */
 	bool admin;
+	struct api_route rt;	/* the route, matched once (first call) */
+	const char *query;	/* into uri, after the '?' ("" if none) */
+	bool close;		/* answer with Connection: close */
 };
 
 static double
@@ -75,6 +80,9 @@ uri_logger(void *cls, const char *uri, struct MHD_Connection *c)
 		return NULL;
 	r->s = s;
 	r->uri = strdup(uri != NULL ? uri : "/");
+	r->rt.pattern = "unmatched";	/* until on_headers() routes it */
+	r->rt.index = -1;
+	r->query = "";
 	clock_gettime(CLOCK_MONOTONIC, &r->t0);
 	arena_init(&r->arena, s->cfg.request_memory);
 	pthread_mutex_lock(&s->mu);
@@ -143,6 +151,22 @@ set_request_id(struct req *r, struct MHD_Connection *c)
 		snprintf(r->request_id + 2 * i, 3, "%02x", rnd[i]);
 }
 
+/* A HEAD answer: GET's status and headers, no body and no length. */
+static ssize_t
+no_body(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	(void)cls;
+	(void)pos;
+	(void)buf;
+	(void)max;
+	return MHD_CONTENT_READER_END_OF_STREAM;
+}
+
+/*
+ * Queue ar.  Everything the request held (its arena, up to
+ * request_memory, and its body) is released before the response is
+ * queued, so a client that never reads its answer pins only the answer.
+ */
 static enum MHD_Result
 respond(struct req *r, struct MHD_Connection *c, const char *method,
     struct api_resp *ar)
@@ -152,10 +176,16 @@ respond(struct req *r, struct MHD_Connection *c, const char *method,
 	double secs;
 	int i;
 
-	resp = MHD_create_response_from_buffer(ar->body_len,
-	    ar->body != NULL ? ar->body : (char *)(uintptr_t)"",
-	    ar->body != NULL ? MHD_RESPMEM_MUST_FREE :
-	    MHD_RESPMEM_PERSISTENT);
+	if (strcmp(method, "HEAD") == 0) {
+		api_resp_fini(ar);
+		resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN,
+		    4096, no_body, NULL, NULL);
+	} else {
+		resp = MHD_create_response_from_buffer(ar->body_len,
+		    ar->body != NULL ? ar->body : (char *)(uintptr_t)"",
+		    ar->body != NULL ? MHD_RESPMEM_MUST_FREE :
+		    MHD_RESPMEM_PERSISTENT);
+	}
 	if (resp == NULL) {
 		api_resp_fini(ar);
 		return MHD_NO;
@@ -171,18 +201,39 @@ respond(struct req *r, struct MHD_Connection *c, const char *method,
 		if (ar->headers[i].value != NULL)
 			MHD_add_response_header(resp, ar->headers[i].name,
 			    ar->headers[i].value);
-	ok = MHD_queue_response(c, (unsigned)ar->status, resp);
-	MHD_destroy_response(resp);
+	if (r->close)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION,
+		    "close");
 	r->answered = true;
 	secs = since(&r->t0);
-	metrics_request(r->s->m, ar->route, method, ar->status, secs);
+	metrics_request(r->s->m, r->rt.pattern, method, ar->status, secs);
 	if (ar->report != NULL && ar->status < 300)
 		metrics_check(r->s->m, ar->report);
 	log_json("info", json_pack("{s:s, s:s, s:s, s:i, s:f, s:s, s:s?}",
 	    "request_id", r->request_id, "method", method, "route",
-	    ar->route, "status", ar->status, "duration_ms", secs * 1e3,
+	    r->rt.pattern, "status", ar->status, "duration_ms", secs * 1e3,
 	    "team", r->team, "verdict", ar->verdict));
+	if (r->s->cfg.quota != NULL && ar->status == 201)
+		quota_charge(r->s->cfg.quota, r->team, ar->stored_bytes);
+	/* Headers are copied by MHD; the report was last read above. */
+	arena_fini(&r->arena);
+	free(r->body);
+	r->body = NULL;
+	r->len = r->cap = 0;
+	ok = MHD_queue_response(c, (unsigned)ar->status, resp);
+	MHD_destroy_response(resp);
 	return ok;
+}
+
+/* The CORS headers of an allowed Origin, on an answer api/ did not give. */
+static void
+cors(struct req *r, struct MHD_Connection *c, struct api_resp *ar)
+{
+	struct api_req q;
+
+	memset(&q, 0, sizeof(q));
+	q.origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
+	api_cors(r->s->api, &q, ar);
 }
 
 static enum MHD_Result
@@ -191,12 +242,13 @@ too_large(struct req *r, struct MHD_Connection *c, const char *method)
 	struct api_resp ar;
 
 	memset(&ar, 0, sizeof(ar));
-	ar.route = "unmatched";
 	api_too_large(&ar, r->s->cfg.max_body);
+	cors(r, c, &ar);
+	r->close = true;
 	return respond(r, c, method, &ar);
 }
 
-/* 401 or 429 before the body is read. */
+/* 401, 429 or 503 before the body is read. */
 static enum MHD_Result
 refuse(struct req *r, struct MHD_Connection *c, const char *method,
     enum auth_verdict v)
@@ -204,9 +256,112 @@ refuse(struct req *r, struct MHD_Connection *c, const char *method,
 	struct api_resp ar;
 
 	memset(&ar, 0, sizeof(ar));
-	ar.route = "unmatched";
-	api_auth_problem(&ar, v == AUTH_LIMIT ? 429 : 401);
+	if (v == AUTH_UNAVAILABLE)
+		api_unavailable(&ar, "the token store cannot be read right "
+		    "now; retry later", 5);
+	else
+		api_auth_problem(&ar, v == AUTH_LIMIT ? 429 : 401);
+	cors(r, c, &ar);
+	r->too_large = true;	/* drop any body */
 	return respond(r, c, method, &ar);
+}
+
+/* A request the protocol layer refuses, before routing: close after. */
+static enum MHD_Result
+bad_framing(struct req *r, struct MHD_Connection *c, const char *method,
+    int status, const char *detail)
+{
+	struct api_resp ar;
+
+	memset(&ar, 0, sizeof(ar));
+	api_framing_problem(&ar, status, detail);
+	r->too_large = true;
+	r->close = true;
+	return respond(r, c, method, &ar);
+}
+
+/* Transfer-Encoding and Content-Length, Host: what RFC 9112 requires. */
+static enum MHD_Result
+check_framing(struct req *r, struct MHD_Connection *c, const char *method,
+    const char *version)
+{
+	const char *te = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+	    MHD_HTTP_HEADER_TRANSFER_ENCODING);
+	const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+	    MHD_HTTP_HEADER_CONTENT_LENGTH);
+	const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+	    MHD_HTTP_HEADER_HOST);
+
+	if (te != NULL && cl != NULL)
+		return bad_framing(r, c, method, 400, "a request may not "
+		    "carry both Transfer-Encoding and Content-Length");
+	if (te != NULL && strcasecmp(te, "chunked") != 0)
+		return bad_framing(r, c, method, 501, "only the chunked "
+		    "transfer coding is supported");
+	if (host == NULL && version != NULL &&
+	    strcmp(version, MHD_HTTP_VERSION_1_1) == 0)
+		return bad_framing(r, c, method, 400, "HTTP/1.1 requests "
+		    "must carry a Host header");
+	return MHD_YES;
+}
+
+/* First call: headers are in, no body yet.  Route once, then decide. */
+static enum MHD_Result
+on_headers(struct req *r, struct MHD_Connection *c, const char *method,
+    const char *version)
+{
+	struct http_server *s = r->s;
+	const union MHD_ConnectionInfo *ci;
+	const struct sockaddr *peer;
+	enum auth_verdict v;
+	struct api_resp ar;
+	const char *cl;
+	char *qm;
+	int retry;
+
+	set_request_id(r, c);
+	if (check_framing(r, c, method, version) != MHD_YES || r->answered)
+		return MHD_YES;
+	qm = strchr(r->uri, '?');
+	r->query = "";
+	if (qm != NULL) {
+		*qm = '\0';
+		r->query = qm + 1;
+	}
+	api_route(&r->rt, method, r->uri, &r->arena);
+	if (r->rt.status == 400) {
+		memset(&ar, 0, sizeof(ar));
+		api_route_problem(&ar, &r->rt);
+		cors(r, c, &ar);
+		r->too_large = true;
+		r->close = true;
+		return respond(r, c, method, &ar);
+	}
+	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	peer = ci != NULL ? ci->client_addr : NULL;
+	v = strcmp(method, "OPTIONS") == 0 && r->rt.status == 405 ?
+	    AUTH_PASS : auth_request(s->cfg.auth, r->rt.access,
+	    MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+	    MHD_HTTP_HEADER_AUTHORIZATION), peer, r->team, &r->admin);
+	if (v != AUTH_PASS)
+		return refuse(r, c, method, v);
+	if (r->rt.status == 0 && s->cfg.quota != NULL &&
+	    strcmp(method, "POST") == 0 &&
+	    (retry = quota_admit(s->cfg.quota, r->team)) > 0) {
+		memset(&ar, 0, sizeof(ar));
+		api_quota_problem(&ar, retry, &r->arena);
+		cors(r, c, &ar);
+		r->too_large = true;
+		return respond(r, c, method, &ar);
+	}
+	cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+	    MHD_HTTP_HEADER_CONTENT_LENGTH);
+	if (cl != NULL && strtoull(cl, NULL, 10) > s->cfg.max_body) {
+		/* Refuse before reading; MHD closes afterwards. */
+		r->too_large = true;
+		return too_large(r, c, method);
+	}
+	return MHD_YES;
 }
 
 static enum MHD_Result
@@ -218,45 +373,13 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 	struct req *r = *req_cls;
 	struct api_req ar;
 	struct api_resp resp;
-	char *q;
+	const union MHD_ConnectionInfo *ci;
 
 	(void)url;
-	(void)version;
 	if (r == NULL)
 		return MHD_NO;	/* uri_logger could not allocate */
-	if (r->request_id[0] == '\0') {
-		const char *cl;
-
-		const union MHD_ConnectionInfo *ci;
-		enum auth_verdict v;
-		char *qm;
-
-		/* First call: headers are in, no body yet. */
-		set_request_id(r, c);
-		qm = strchr(r->uri, '?');
-		if (qm != NULL)
-			*qm = '\0';
-		ci = MHD_get_connection_info(c,
-		    MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-		v = auth_request(s->cfg.auth, method, r->uri,
-		    MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-		    MHD_HTTP_HEADER_AUTHORIZATION), ci != NULL ?
-		    ci->client_addr : NULL, r->team, &r->admin);
-		if (qm != NULL)
-			*qm = '?';
-		if (v != AUTH_PASS) {
-			r->too_large = true;	/* drop any body */
-			return refuse(r, c, method, v);
-		}
-		cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-		    MHD_HTTP_HEADER_CONTENT_LENGTH);
-		if (cl != NULL && strtoull(cl, NULL, 10) > s->cfg.max_body) {
-			/* Refuse before reading; MHD closes afterwards. */
-			r->too_large = true;
-			return too_large(r, c, method);
-		}
-		return MHD_YES;
-	}
+	if (r->request_id[0] == '\0')
+		return on_headers(r, c, method, version);
 	if (*upload_data_size > 0) {
 		size_t n = *upload_data_size;
 
@@ -296,13 +419,7 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 	memset(&ar, 0, sizeof(ar));
 	ar.method = method;
 	ar.path = r->uri;
-	q = strchr(r->uri, '?');
-	if (q != NULL) {
-		*q = '\0';
-		ar.query = q + 1;
-	} else {
-		ar.query = "";
-	}
+	ar.query = r->query;
 	ar.content_type = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 	    MHD_HTTP_HEADER_CONTENT_TYPE);
 	ar.idem_key = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
@@ -313,12 +430,23 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 	    MHD_HTTP_HEADER_ACCEPT);
 	ar.signature = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 	    "X-Preflight-Signature");
+	ar.timestamp = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+	    "X-Preflight-Timestamp");
+	ar.delivery = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+	    "X-Preflight-Delivery");
 	ar.body = r->body;
 	ar.body_len = r->len;
 	ar.team = r->team;
 	ar.admin = r->admin;
+	ar.head = strcmp(method, "HEAD") == 0;
 	ar.arena = &r->arena;
-	api_handle(s->api, &ar, &resp);
+	api_dispatch(s->api, &r->rt, &ar, &resp);
+	if (r->rt.access == ACCESS_CI && resp.status == 401) {
+		ci = MHD_get_connection_info(c,
+		    MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		auth_ci_failure(s->cfg.auth, ci != NULL ? ci->client_addr :
+		    NULL);
+	}
 	return respond(r, c, method, &resp);
 }
 
@@ -354,7 +482,7 @@ http_start(struct http_server **out, const struct http_config *cfg,
 	socklen_t sslen;
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
 	    MHD_USE_ITC | MHD_USE_ERROR_LOG;
-	struct MHD_OptionItem tls[3];
+	struct MHD_OptionItem tls[4];
 	const union MHD_DaemonInfo *info;
 
 	*out = NULL;
@@ -388,13 +516,16 @@ http_start(struct http_server **out, const struct http_config *cfg,
 	s->m = m;
 	pthread_mutex_init(&s->mu, NULL);
 	memset(tls, 0, sizeof(tls));
-	tls[0].option = tls[1].option = tls[2].option = MHD_OPTION_END;
+	tls[0].option = tls[1].option = tls[2].option = tls[3].option =
+	    MHD_OPTION_END;
 	if (cfg->tls_cert != NULL) {
 		flags |= MHD_USE_TLS;
 		tls[0].option = MHD_OPTION_HTTPS_MEM_CERT;
 		tls[0].ptr_value = (void *)(uintptr_t)cfg->tls_cert;
 		tls[1].option = MHD_OPTION_HTTPS_MEM_KEY;
 		tls[1].ptr_value = (void *)(uintptr_t)cfg->tls_key;
+		tls[2].option = MHD_OPTION_HTTPS_PRIORITIES;
+		tls[2].ptr_value = (void *)(uintptr_t)HTTP_TLS_PRIORITIES;
 	}
 	s->d = MHD_start_daemon(flags, cfg->port, NULL, NULL, on_request, s,
 	    MHD_OPTION_ARRAY, tls,
@@ -404,6 +535,8 @@ http_start(struct http_server **out, const struct http_config *cfg,
 	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
 	    MHD_OPTION_UNESCAPE_CALLBACK, no_unescape, NULL,
 	    MHD_OPTION_CONNECTION_LIMIT, cfg->conn_limit,
+	    MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->per_address,
+	    MHD_OPTION_STRICT_FOR_CLIENT, 1,
 	    MHD_OPTION_CONNECTION_TIMEOUT, cfg->conn_timeout,
 	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, cfg->conn_memory,
 	    MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u,

@@ -15,7 +15,17 @@
 
 struct auth;
 struct metrics;
+struct quota;
 struct http_server;
+
+/*
+ * GnuTLS priorities of --tls-cert: TLS 1.2 and 1.3 only, forward-secret
+ * key exchange only (no static RSA), AEAD ciphers only (no CBC).
+ */
+#define HTTP_TLS_PRIORITIES "SECURE128:-VERS-ALL:+VERS-TLS1.3:" \
+	"+VERS-TLS1.2:-CIPHER-ALL:+AES-256-GCM:+AES-128-GCM:" \
+	"+CHACHA20-POLY1305:-MAC-ALL:+AEAD:-KX-ALL:+ECDHE-ECDSA:" \
+	"+ECDHE-RSA:%SERVER_PRECEDENCE"
 
 struct http_config {
 	const char *host;	/* numeric IPv4 or IPv6 address */
@@ -26,7 +36,10 @@ struct http_config {
 	unsigned conn_timeout;	/* seconds of inactivity before close */
 	size_t conn_memory;	/* MHD's per-connection buffer */
 	unsigned threads;	/* request threads (libmicrohttpd pool) */
+	unsigned per_address;	/* connections per client address; 0: no
+				   limit */
 	struct auth *auth;	/* who is calling; borrowed */
+	struct quota *quota;	/* per-team write quotas, or NULL; borrowed */
 	const char *tls_cert;	/* PEM text, or NULL for plain HTTP */
 	const char *tls_key;	/* PEM text */
 };

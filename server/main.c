@@ -2,8 +2,11 @@
  * server/main: the preflight process.  Dispatches subcommands; each one
  * lives in its own module.
  */
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include <jansson.h>
 
@@ -11,6 +14,7 @@
 #include "cli.h"
 #include "serve.h"
 #include "token.h"
+#include "core/doc.h"
 #include "core/rules.h"
 #include "core/version.h"
 
@@ -87,6 +91,23 @@ rules_main(int argc, char **argv)
 int
 main(int argc, char **argv)
 {
+	uint64_t key[2];
+	size_t got = 0;
+
+	/* The secret of the YAML mapping indexes (core/doc.h), before any
+	   thread: a config's keys cannot be crafted to collide. */
+	while (got < sizeof(key)) {
+		ssize_t n = getrandom((char *)key + got, sizeof(key) - got, 0);
+
+		if (n < 0 && errno != EINTR) {
+			fprintf(stderr, "preflight: no random source: %s\n",
+			    strerror(errno));
+			return 2;
+		}
+		if (n > 0)
+			got += (size_t)n;
+	}
+	limits_set_hash_key(key);
 	if (argc < 2) {
 		usage(stderr);
 		return 2;

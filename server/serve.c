@@ -33,6 +33,7 @@
 #include "server/http.h"
 #include "server/log.h"
 #include "server/metrics.h"
+#include "server/quota.h"
 #include "server/store_sqlite.h"
 
 #define DRAIN_SECONDS 10
@@ -51,9 +52,14 @@ struct serve_opts {
 	const char *cors[16];
 	size_t ncors;
 	unsigned conn_limit;
+	unsigned per_address;	/* connections per client address */
 	unsigned conn_timeout;
 	unsigned threads;
 	const char *metrics_token;
+	const char *metrics_token_file;
+	unsigned quota_cpm;	/* checks per minute per team; 0: none */
+	unsigned query_ms;	/* a read's time budget */
+	unsigned long long quota_bpd;	/* stored bytes per day per team */
 	const char *ci_secret_file;
 	const char *ci_team;
 	const char *tls_cert;
@@ -291,7 +297,12 @@ serve_usage(FILE *out)
 	    "[--cors-origin ORIGIN]... [--log FILE]\n"
 	    "                       [--max-connections N] "
 	    "[--connection-timeout SECONDS] [--threads N]\n"
-	    "                       [--insecure-no-auth] [--metrics-token TOKEN]\n"
+	    "                       [--max-connections-per-address N]\n"
+	    "                       [--insecure-no-auth] [--metrics-token TOKEN | "
+	    "--metrics-token-file FILE]\n"
+	    "                       [--quota-checks-per-minute N] "
+	    "[--quota-bytes-per-day SIZE]\n"
+	    "                       [--query-budget-ms MS]\n"
 	    "                       [--ci-secret-file FILE] [--ci-team TEAM]\n"
 	    "                       [--tls-cert FILE --tls-key FILE]\n"
 	    "                       [--hf-cache DIR] (Hugging Face hub cache: "
@@ -306,7 +317,8 @@ enum {
 	OPT_RETAIN, OPT_DURABILITY, OPT_CORS, OPT_LOG, OPT_MAXCONN,
 	OPT_TIMEOUT, OPT_INSECURE, OPT_POLICY, OPT_THREADS, OPT_METRICS_TOKEN,
 	OPT_CI_SECRET_FILE, OPT_CI_TEAM, OPT_TLS_CERT, OPT_TLS_KEY,
-	OPT_HF_CACHE
+	OPT_HF_CACHE, OPT_PER_ADDRESS, OPT_METRICS_TOKEN_FILE, OPT_QUOTA_CPM,
+	OPT_QUOTA_BPD, OPT_QUERY_MS
 };
 
 /* Apply one option; errors are counted and printed, not fatal here. */
@@ -396,6 +408,50 @@ apply(struct serve_opts *o, int opt, const char *v, const char *src)
 		fprintf(stderr, "preflight serve: %s: must be from 1 to "
 		    "%d, got '%s'\n", src, opt == OPT_THREADS ? 64 : 100000, v);
 		return -1;
+	case OPT_QUERY_MS:
+		errno = 0;
+		n = strtol(v, &end, 10);
+		if (errno == 0 && end != v && *end == '\0' && n >= 10 &&
+		    n <= 600000) {
+			o->query_ms = (unsigned)n;
+			return 0;
+		}
+		fprintf(stderr, "preflight serve: %s: must be from 10 to "
+		    "600000 ms, got '%s'\n", src, v);
+		return -1;
+	case OPT_PER_ADDRESS:
+	case OPT_QUOTA_CPM:
+		errno = 0;
+		n = strtol(v, &end, 10);
+		if (errno == 0 && end != v && *end == '\0' && n >= 0 &&
+		    n <= 1000000) {
+			if (opt == OPT_PER_ADDRESS)
+				o->per_address = (unsigned)n;
+			else
+				o->quota_cpm = (unsigned)n;
+			return 0;
+		}
+		fprintf(stderr, "preflight serve: %s: must be from 0 (no "
+		    "limit) to 1000000, got '%s'\n", src, v);
+		return -1;
+	case OPT_QUOTA_BPD: {
+		size_t sz;
+
+		if (strcmp(v, "0") == 0) {
+			o->quota_bpd = 0;
+			return 0;
+		}
+		if (parse_size(&sz, v) == 0) {
+			o->quota_bpd = sz;
+			return 0;
+		}
+		fprintf(stderr, "preflight serve: %s: '%s' is not a size "
+		    "(e.g. 1GiB, 512MiB; 0 for no limit)\n", src, v);
+		return -1;
+	}
+	case OPT_METRICS_TOKEN_FILE:
+		o->metrics_token_file = v;
+		return 0;
 	case OPT_INSECURE:
 		o->insecure_no_auth = true;
 		return 0;
@@ -404,6 +460,7 @@ apply(struct serve_opts *o, int opt, const char *v, const char *src)
 			o->metrics_token = v;
 			return 0;
 		}
+		/* Never echo it: it may be the real token, mistyped. */
 		fprintf(stderr, "preflight serve: %s: a metrics token needs at "
 		    "least 16 characters\n", src);
 		return -1;
@@ -458,6 +515,13 @@ static const struct option serve_longopts[] = {
 	{ "hf-cache", required_argument, NULL, OPT_HF_CACHE },
 	{ "threads", required_argument, NULL, OPT_THREADS },
 	{ "metrics-token", required_argument, NULL, OPT_METRICS_TOKEN },
+	{ "metrics-token-file", required_argument, NULL,
+	    OPT_METRICS_TOKEN_FILE },
+	{ "max-connections-per-address", required_argument, NULL,
+	    OPT_PER_ADDRESS },
+	{ "quota-checks-per-minute", required_argument, NULL, OPT_QUOTA_CPM },
+	{ "quota-bytes-per-day", required_argument, NULL, OPT_QUOTA_BPD },
+	{ "query-budget-ms", required_argument, NULL, OPT_QUERY_MS },
 	{ "ci-secret-file", required_argument, NULL, OPT_CI_SECRET_FILE },
 	{ "ci-team", required_argument, NULL, OPT_CI_TEAM },
 	{ "tls-cert", required_argument, NULL, OPT_TLS_CERT },
@@ -522,6 +586,10 @@ parse_opts(struct serve_opts *o, int argc, char **argv)
 	o->max_body = 1 << 20;
 	o->request_memory = (size_t)64 << 20;
 	o->conn_limit = 1000;
+	o->per_address = 64;
+	o->quota_cpm = 600;
+	o->quota_bpd = (unsigned long long)1 << 30;
+	o->query_ms = 2000;
 	o->conn_timeout = 30;
 	o->threads = 4;
 	o->ci_team = "ci";
@@ -554,6 +622,11 @@ parse_opts(struct serve_opts *o, int argc, char **argv)
 		    "authentication on %s, which is not a loopback address; "
 		    "listen on 127.0.0.1, or pass --insecure-no-auth\n",
 		    o->host);
+		bad = -1;
+	}
+	if (o->metrics_token != NULL && o->metrics_token_file != NULL) {
+		fprintf(stderr, "preflight serve: give --metrics-token or "
+		    "--metrics-token-file, not both\n");
 		bad = -1;
 	}
 	if ((o->tls_cert == NULL) != (o->tls_key == NULL)) {
@@ -681,6 +754,9 @@ serve_main(int argc, char **argv)
 	struct auth *auth = NULL;
 	struct auth_config ac;
 	char *ci_secret = NULL, *tls_cert = NULL, *tls_key = NULL;
+	char *metrics_token = NULL;
+	struct quota *quota = NULL;
+	struct quota_config qc;
 	bool pruning = false, api_ready = false;
 	struct err e = { 0 };
 	sigset_t set;
@@ -712,6 +788,20 @@ serve_main(int argc, char **argv)
 		free(ci_secret);
 		return 2;
 	}
+	if (o.metrics_token_file != NULL) {
+		metrics_token = read_small(o.metrics_token_file, true,
+		    "metrics token");
+		if (metrics_token == NULL || strlen(metrics_token) < 16) {
+			if (metrics_token != NULL)
+				fprintf(stderr, "preflight serve: the metrics "
+				    "token in %s needs at least 16 "
+				    "characters\n", o.metrics_token_file);
+			free(metrics_token);
+			free(ci_secret);
+			return 2;
+		}
+		o.metrics_token = metrics_token;
+	}
 	if (o.tls_cert != NULL) {
 		tls_cert = read_small(o.tls_cert, false, "TLS certificate");
 		tls_key = read_small(o.tls_key, false, "TLS key");
@@ -719,6 +809,7 @@ serve_main(int argc, char **argv)
 			free(tls_cert);
 			free(tls_key);
 			free(ci_secret);
+			free(metrics_token);
 			return 2;
 		}
 	}
@@ -732,6 +823,7 @@ serve_main(int argc, char **argv)
 		fprintf(stderr, "preflight serve: %s: %s\n", o.db, e.msg);
 		goto out;
 	}
+	store_sqlite_query_budget(env.store, (int)o.query_ms);
 	if (o.check_only) {
 		printf("configuration OK\n");
 		code = 0;
@@ -748,6 +840,11 @@ serve_main(int argc, char **argv)
 		goto out;
 	env.m = metrics_new();
 	if (env.m == NULL)
+		goto out;
+	qc.checks_per_minute = o.quota_cpm;
+	qc.bytes_per_day = o.quota_bpd;
+	quota = quota_new(&qc);
+	if (quota == NULL)
 		goto out;
 	api_ctx_init(&api);
 	api_ready = true;
@@ -782,6 +879,8 @@ serve_main(int argc, char **argv)
 	hc.max_body = o.max_body;
 	hc.request_memory = o.request_memory;
 	hc.conn_limit = o.conn_limit;
+	hc.per_address = o.per_address;
+	hc.quota = quota;
 	hc.conn_timeout = o.conn_timeout;
 	hc.conn_memory = 64 * 1024;
 	hc.threads = o.threads;
@@ -858,9 +957,11 @@ out:
 	}
 	http_stop(http);
 	auth_free(auth);
+	quota_free(quota);
 	store_sqlite_close(env.store);
 	metrics_free(env.m);
 	free(ci_secret);
+	free(metrics_token);
 	free(tls_cert);
 	free(tls_key);
 	free_policies(&env);

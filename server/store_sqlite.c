@@ -9,14 +9,19 @@
  */
 #include "store_sqlite.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <sqlite3.h>
 
 #include "core/arena.h"
+#include "server/log.h"
 #include "server/migrations.h"
 
 #define LIST_VARIANTS 64	/* 2^6 optional filters */
@@ -26,9 +31,18 @@
 				   finish a checkpoint itself, so the WAL
 				   starts over instead of growing forever */
 
-/* Statements of the reader connection (used under rmu). */
+#define READERS 4		/* read connections (WAL: concurrent readers) */
+#define QUERY_MS_DEFAULT 2000	/* a read's time budget, then ERR_BUSY */
+#define HEALTH_SECONDS 300	/* between background quick_checks */
+#define ERROR_HOLD_MS 60000	/* a corruption or I/O error keeps /readyz
+				   failing this long after it was seen */
+
+/* A read connection and its statements; one request at a time holds it
+   (reader_get / reader_put). */
 struct reader {
 	sqlite3 *db;
+	int64_t deadline_ms;	/* monotonic; the progress handler stops a
+				   statement past it */
 	sqlite3_stmt *get_check;
 	sqlite3_stmt *get_idem;
 	sqlite3_stmt *list[LIST_VARIANTS];	/* lazily prepared */
@@ -103,9 +117,21 @@ struct job {
  */
 struct store_sqlite {
 	struct writer w;
-	struct reader r;
-	bool shared;		/* ":memory:": r.db is w.db, both under rmu */
-	pthread_mutex_t rmu;	/* the reader connection */
+	struct reader r[READERS];
+	int nreaders;		/* 1 when shared */
+	bool rbusy[READERS];	/* held by a request (under rmu) */
+	pthread_cond_t rcv;	/* a reader was put back */
+	bool shared;		/* ":memory:": r[0].db is w.db, and the
+				   writer holds r[0] while it writes */
+	pthread_mutex_t rmu;	/* the reader pool */
+	int query_ms;		/* a read's budget */
+	pthread_mutex_t emu;	/* the health fields below */
+	int last_err;		/* SQLite code of the last serious error */
+	int64_t last_err_ms;	/* monotonic ms of it; 0: none */
+	bool quick_bad;		/* the last quick_check found a problem */
+	pthread_t health_thread;
+	bool health_started;
+	pthread_cond_t hcv;	/* wakes the health thread to stop */
 	pthread_mutex_t qmu;	/* the queue and the fields below */
 	pthread_cond_t qcv;	/* work for the writer */
 	pthread_cond_t dcv;	/* jobs done */
@@ -120,16 +146,64 @@ struct store_sqlite {
 	bool writer_started;
 	bool ckpt_started;
 	sqlite3 *ckpt_db;	/* the checkpointer's connection */
+	sqlite3 *health_db;	/* the health thread's (quick_check) */
 	long long write_errors;
 	int version;
 };
 
-static int
-db_fail(sqlite3 *db, struct err *e, const char *what)
+static int64_t
+mono_ms(void)
 {
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* Errors that mean the file or the disk is in trouble (not a busy
+   moment): readiness fails for a while after one. */
+static bool
+serious(int code)
+{
+	switch (code & 0xff) {
+	case SQLITE_CORRUPT:
+	case SQLITE_NOTADB:
+	case SQLITE_IOERR:
+	case SQLITE_FULL:
+	case SQLITE_CANTOPEN:
+	case SQLITE_READONLY:
+		return true;
+	}
+	return false;
+}
+
+/* Record a failure of db: logged (code and SQLite's message, never the
+   data), kept for readiness when serious.  The budget's interrupt is
+   ERR_BUSY, everything else ERR_STORE. */
+static int
+db_fail(struct store_sqlite *s, sqlite3 *db, struct err *e,
+    const char *what)
+{
+	int code = sqlite3_extended_errcode(db);
+
+	if ((code & 0xff) == SQLITE_INTERRUPT) {
+		log_msg("warn", "store: %s: stopped after the %d ms query "
+		    "budget", what, s != NULL ? s->query_ms : 0);
+		return err_set(e, ERR_BUSY, NULL, "%s: query budget spent",
+		    what);
+	}
+	log_msg("error", "store: %s: %s (sqlite code %d)", what,
+	    sqlite3_errmsg(db), code);
+	if (s != NULL && serious(code)) {
+		pthread_mutex_lock(&s->emu);
+		s->last_err = code;
+		s->last_err_ms = mono_ms();
+		pthread_mutex_unlock(&s->emu);
+	}
 	return err_set(e, ERR_STORE, NULL, "%s: %s", what,
 	    sqlite3_errmsg(db));
 }
+
 
 static int
 exec(sqlite3 *db, const char *sql, struct err *e)
@@ -151,8 +225,54 @@ prepare(sqlite3 *db, sqlite3_stmt **st, const char *sql, struct err *e)
 {
 	if (sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, st,
 	    NULL) != SQLITE_OK)
-		return db_fail(db, e, "prepare");
+		return db_fail(NULL, db, e, "prepare");
 	return 0;
+}
+
+/* ---- the reader pool ----------------------------------------------- */
+
+/* Stops a read past its connection's deadline (SQLITE_INTERRUPT). */
+static int
+over_budget(void *arg)
+{
+	const struct reader *rd = arg;
+
+	return rd->deadline_ms > 0 && mono_ms() > rd->deadline_ms;
+}
+
+/* A free read connection, its budget started; waits while all are in
+   use (each read is bounded by the budget, so the wait is too). */
+static struct reader *
+reader_get(struct store_sqlite *s)
+{
+	struct reader *rd = NULL;
+	int i;
+
+	pthread_mutex_lock(&s->rmu);
+	for (;;) {
+		for (i = 0; i < s->nreaders; i++)
+			if (!s->rbusy[i]) {
+				s->rbusy[i] = true;
+				rd = &s->r[i];
+				break;
+			}
+		if (rd != NULL)
+			break;
+		pthread_cond_wait(&s->rcv, &s->rmu);
+	}
+	pthread_mutex_unlock(&s->rmu);
+	rd->deadline_ms = mono_ms() + s->query_ms;
+	return rd;
+}
+
+static void
+reader_put(struct store_sqlite *s, struct reader *rd)
+{
+	rd->deadline_ms = 0;
+	pthread_mutex_lock(&s->rmu);
+	s->rbusy[rd - s->r] = false;
+	pthread_cond_signal(&s->rcv);
+	pthread_mutex_unlock(&s->rmu);
 }
 
 static int
@@ -165,7 +285,7 @@ migrate(struct store_sqlite *s, struct err *e)
 	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) !=
 	    SQLITE_OK || sqlite3_step(st) != SQLITE_ROW) {
 		sqlite3_finalize(st);
-		return db_fail(db, e, "read user_version");
+		return db_fail(s, db, e, "read user_version");
 	}
 	v = sqlite3_column_int(st, 0);
 	sqlite3_finalize(st);
@@ -273,7 +393,7 @@ put_one(struct store_sqlite *s, const struct store_check *c, struct err *e)
 	    SQLITE_STATIC) : sqlite3_bind_null(st, 13)) ||
 	    sqlite3_bind_text(st, 14, c->body_sha256, -1, SQLITE_STATIC) ||
 	    sqlite3_step(st) != SQLITE_DONE) {
-		rv = db_fail(s->w.db, e, "insert check");
+		rv = db_fail(s, s->w.db, e, "insert check");
 		goto out;
 	}
 	for (i = 0; i < c->nfindings; i++) {
@@ -287,7 +407,7 @@ put_one(struct store_sqlite *s, const struct store_check *c, struct err *e)
 		    sqlite3_bind_text(f, 5, c->team, -1, SQLITE_STATIC) ||
 		    sqlite3_bind_text(f, 6, c->verdict, -1, SQLITE_STATIC) ||
 		    sqlite3_step(f) != SQLITE_DONE) {
-			rv = db_fail(s->w.db, e, "insert finding");
+			rv = db_fail(s, s->w.db, e, "insert finding");
 			goto out;
 		}
 	}
@@ -311,7 +431,7 @@ run_batch(struct store_sqlite *s, struct job *list)
 	for (j = list; j != NULL; j = j->next) {
 		if (j->kind == JOB_PROBE) {
 			j->rv = sqlite3_step(s->w.beat) == SQLITE_DONE ? 0 :
-			    db_fail(db, j->e, "write probe");
+			    db_fail(s, db, j->e, "write probe");
 			sqlite3_reset(s->w.beat);
 		} else if (j->kind == JOB_CALL) {
 			j->rv = j->fn(db, j->arg, j->e);
@@ -320,7 +440,7 @@ run_batch(struct store_sqlite *s, struct job *list)
 			    SQLITE_STATIC) ||
 			    sqlite3_bind_int(s->w.prune, 2, j->batch) ||
 			    sqlite3_step(s->w.prune) != SQLITE_DONE)
-				j->rv = db_fail(db, j->e, "prune");
+				j->rv = db_fail(s, db, j->e, "prune");
 			else
 				j->deleted = sqlite3_changes(db);
 			sqlite3_reset(s->w.prune);
@@ -331,7 +451,7 @@ run_batch(struct store_sqlite *s, struct job *list)
 	if (!any_put)
 		return;
 	if (run(s->w.begin) != 0) {
-		db_fail(db, &e, "begin");
+		db_fail(s, db, &e, "begin");
 		for (j = list; j != NULL; j = j->next)
 			if (j->kind == JOB_PUT)
 				j->rv = err_set(j->e, ERR_STORE, NULL, "%s",
@@ -342,7 +462,7 @@ run_batch(struct store_sqlite *s, struct job *list)
 		if (j->kind != JOB_PUT)
 			continue;
 		if (run(s->w.savepoint) != 0) {
-			j->rv = db_fail(db, j->e, "savepoint");
+			j->rv = db_fail(s, db, j->e, "savepoint");
 			continue;
 		}
 		j->rv = put_one(s, j->c, j->e);
@@ -351,7 +471,7 @@ run_batch(struct store_sqlite *s, struct job *list)
 		run(s->w.release);
 	}
 	if (run(s->w.commit) != 0) {
-		db_fail(db, &e, "commit");
+		db_fail(s, db, &e, "commit");
 		run(s->w.rollback);
 		for (j = list; j != NULL; j = j->next)
 			if (j->kind == JOB_PUT && j->rv == 0)
@@ -386,6 +506,7 @@ writer_loop(void *arg)
 	pthread_mutex_lock(&s->qmu);
 	for (;;) {
 		struct job *list, *j, *rest = NULL;
+		struct reader *rd = NULL;
 		int n = 0;
 
 		while (s->head == NULL && !s->stop)
@@ -402,10 +523,10 @@ writer_loop(void *arg)
 			s->tail = NULL;
 		pthread_mutex_unlock(&s->qmu);
 		if (s->shared)
-			pthread_mutex_lock(&s->rmu);
+			rd = reader_get(s);	/* one connection for both */
 		run_batch(s, list);
 		if (s->shared)
-			pthread_mutex_unlock(&s->rmu);
+			reader_put(s, rd);
 		pthread_mutex_lock(&s->qmu);
 		/* Callers first: wake them before any checkpoint work. */
 		for (j = list; j != NULL; j = j->next) {
@@ -444,23 +565,151 @@ submit(struct store_sqlite *s, struct job *j)
 	return j->rv;
 }
 
+/* The read connection's statements (its list and stats ones are
+   prepared on first use). */
+static int
+reader_open(struct store_sqlite *s, struct reader *rd, const char *path,
+    struct err *e)
+{
+	int rv = 0;
+
+	if (s->shared) {
+		rd->db = s->w.db;
+	} else {
+		rv = open_conn(&rd->db, path, e);
+		/* A connection sees WAL mode once it has read the file. */
+		if (rv == 0)
+			rv = exec(rd->db, "PRAGMA journal_mode = WAL", e);
+		if (rv == 0)
+			rv = exec(rd->db, "PRAGMA query_only = 1", e);
+	}
+	if (rv == 0)
+		rv = prepare(rd->db, &rd->get_check, "SELECT " CHECK_COLUMNS
+		    " FROM checks WHERE id = ?1 AND (?2 IS NULL OR team = ?2)",
+		    e);
+	if (rv == 0)
+		rv = prepare(rd->db, &rd->find_token,
+		    "SELECT id, team, admin, created_at, 0 FROM tokens WHERE "
+		    "token_sha256 = ?1 AND revoked_at IS NULL", e);
+	if (rv == 0)
+		rv = prepare(rd->db, &rd->get_idem, "SELECT "
+		    CHECK_COLUMNS " FROM checks WHERE team = ?1 AND "
+		    "idem_key = ?2", e);
+	if (rv == 0)
+		sqlite3_progress_handler(rd->db, 1000, over_budget, rd);
+	return rv;
+}
+
+static void
+reader_close(struct store_sqlite *s, struct reader *rd)
+{
+	int i;
+
+	sqlite3_finalize(rd->get_check);
+	sqlite3_finalize(rd->get_idem);
+	sqlite3_finalize(rd->find_token);
+	for (i = 0; i < LIST_VARIANTS; i++)
+		sqlite3_finalize(rd->list[i]);
+	sqlite3_finalize(rd->stats[0]);
+	sqlite3_finalize(rd->stats[1]);
+	if (rd->db != NULL && !s->shared)
+		sqlite3_close_v2(rd->db);
+	memset(rd, 0, sizeof(*rd));
+}
+
+/*
+ * PRAGMA quick_check on db: 0 when it says "ok", else ERR_STORE with the
+ * first problem it names.
+ */
+static int
+quick_check(sqlite3 *db, struct err *e)
+{
+	sqlite3_stmt *st = NULL;
+	int rc, rv = 0;
+
+	if (sqlite3_prepare_v2(db, "PRAGMA quick_check", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return err_set(e, ERR_STORE, NULL, "quick_check: %s",
+		    sqlite3_errmsg(db));
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW)
+		rv = err_set(e, ERR_STORE, NULL, "quick_check: %s",
+		    sqlite3_errmsg(db));
+	else if (strcmp((const char *)sqlite3_column_text(st, 0), "ok") != 0)
+		rv = err_set(e, ERR_STORE, NULL, "quick_check: %.200s",
+		    (const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	return rv;
+}
+
+/* Every HEALTH_SECONDS, PRAGMA quick_check on a connection of its own;
+   a failure keeps /readyz failing until a later check passes. */
+static void *
+health_loop(void *arg)
+{
+	struct store_sqlite *s = arg;
+
+	pthread_mutex_lock(&s->qmu);
+	while (!s->stop) {
+		struct timespec until;
+		struct err e = { 0 };
+		bool bad;
+
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += HEALTH_SECONDS;
+		while (!s->stop && pthread_cond_timedwait(&s->hcv, &s->qmu,
+		    &until) != ETIMEDOUT)
+			;
+		if (s->stop)
+			break;
+		pthread_mutex_unlock(&s->qmu);
+		bad = quick_check(s->health_db, &e) != 0;
+		if (bad)
+			log_msg("error", "store: %s; /readyz fails until a "
+			    "check passes: restore the database from a backup",
+			    e.msg);
+		pthread_mutex_lock(&s->emu);
+		s->quick_bad = bad;
+		pthread_mutex_unlock(&s->emu);
+		pthread_mutex_lock(&s->qmu);
+	}
+	pthread_mutex_unlock(&s->qmu);
+	return NULL;
+}
+
 int
 store_sqlite_open(struct store_sqlite **out, const char *path,
     bool full_sync, struct err *e)
 {
 	struct store_sqlite *s;
-	int rv;
+	int rv, i, fd;
 
 	*out = NULL;
 	s = calloc(1, sizeof(*s));
 	if (s == NULL)
 		return err_set(e, ERR_NOMEM, NULL, "out of memory");
 	pthread_mutex_init(&s->rmu, NULL);
+	pthread_mutex_init(&s->emu, NULL);
 	pthread_mutex_init(&s->qmu, NULL);
 	pthread_cond_init(&s->qcv, NULL);
 	pthread_cond_init(&s->dcv, NULL);
 	pthread_cond_init(&s->ccv, NULL);
+	pthread_cond_init(&s->rcv, NULL);
+	pthread_cond_init(&s->hcv, NULL);
+	s->query_ms = QUERY_MS_DEFAULT;
 	s->shared = strcmp(path, ":memory:") == 0;
+	s->nreaders = s->shared ? 1 : READERS;
+	if (!s->shared) {
+		/* Created 0600 here, so SQLite makes the WAL and shm files
+		   with the same mode: checks are the teams' data. */
+		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		if (fd < 0) {
+			rv = err_set(e, ERR_STORE, NULL, "cannot open %s: %s",
+			    path, strerror(errno));
+			goto fail;
+		}
+		close(fd);
+	}
 	rv = open_conn(&s->w.db, path, e);
 	if (rv == 0)
 		rv = exec(s->w.db, "PRAGMA foreign_keys = ON", e);
@@ -473,6 +722,10 @@ store_sqlite_open(struct store_sqlite **out, const char *path,
 		rv = exec(s->w.db, "PRAGMA wal_autocheckpoint = 0", e);
 	if (rv == 0 && !s->shared)
 		rv = exec(s->w.db, "PRAGMA journal_size_limit = 67108864", e);
+	if (rv == 0 && quick_check(s->w.db, e) != 0)
+		rv = err_set(e, ERR_STORE, NULL, "the database fails PRAGMA "
+		    "quick_check; restore it from a backup (docs/"
+		    "reliability.md) or move it aside, then start again");
 	if (rv == 0)
 		rv = migrate(s, e);
 	if (rv == 0)
@@ -507,31 +760,20 @@ store_sqlite_open(struct store_sqlite **out, const char *path,
 		rv = prepare(s->w.db, &s->w.undo, "ROLLBACK TO one", e);
 	if (rv != 0)
 		goto fail;
-	if (s->shared) {
-		s->r.db = s->w.db;
-	} else {
-		rv = open_conn(&s->r.db, path, e);
-		if (rv == 0)
-			rv = open_conn(&s->ckpt_db, path, e);
-		/* A connection sees WAL mode once it has read the file. */
+	if (!s->shared) {
+		rv = open_conn(&s->ckpt_db, path, e);
 		if (rv == 0)
 			rv = exec(s->ckpt_db, "PRAGMA journal_mode = WAL", e);
 		if (rv == 0)
-			rv = exec(s->r.db, "PRAGMA journal_mode = WAL", e);
+			rv = open_conn(&s->health_db, path, e);
+		if (rv == 0)
+			rv = exec(s->health_db, "PRAGMA query_only = 1", e);
 		if (rv != 0)
 			goto fail;
 		sqlite3_wal_hook(s->w.db, wal_hook, s);
 	}
-	rv = prepare(s->r.db, &s->r.get_check, "SELECT " CHECK_COLUMNS
-	    " FROM checks WHERE id = ?1 AND (?2 IS NULL OR team = ?2)", e);
-	if (rv == 0)
-		rv = prepare(s->r.db, &s->r.find_token,
-		    "SELECT id, team, admin, created_at, 0 FROM tokens WHERE "
-		    "token_sha256 = ?1 AND revoked_at IS NULL", e);
-	if (rv == 0)
-		rv = prepare(s->r.db, &s->r.get_idem, "SELECT "
-		    CHECK_COLUMNS " FROM checks WHERE team = ?1 AND "
-		    "idem_key = ?2", e);
+	for (i = 0; i < s->nreaders && rv == 0; i++)
+		rv = reader_open(s, &s->r[i], path, e);
 	if (rv != 0)
 		goto fail;
 	if (pthread_create(&s->writer_thread, NULL, writer_loop, s) != 0) {
@@ -547,6 +789,13 @@ store_sqlite_open(struct store_sqlite **out, const char *path,
 			goto fail;
 		}
 		s->ckpt_started = true;
+		if (pthread_create(&s->health_thread, NULL, health_loop,
+		    s) != 0) {
+			rv = err_set(e, ERR_STORE, NULL,
+			    "cannot start the health check");
+			goto fail;
+		}
+		s->health_started = true;
 	}
 	*out = s;
 	return 0;
@@ -566,19 +815,17 @@ store_sqlite_close(struct store_sqlite *s)
 	s->stop = true;
 	pthread_cond_broadcast(&s->qcv);
 	pthread_cond_broadcast(&s->ccv);
+	pthread_cond_broadcast(&s->hcv);
 	pthread_mutex_unlock(&s->qmu);
 	/* The writer finishes what is queued before it exits. */
 	if (s->writer_started)
 		pthread_join(s->writer_thread, NULL);
 	if (s->ckpt_started)
 		pthread_join(s->ckpt_thread, NULL);
-	sqlite3_finalize(s->r.get_check);
-	sqlite3_finalize(s->r.get_idem);
-	sqlite3_finalize(s->r.find_token);
-	for (i = 0; i < LIST_VARIANTS; i++)
-		sqlite3_finalize(s->r.list[i]);
-	sqlite3_finalize(s->r.stats[0]);
-	sqlite3_finalize(s->r.stats[1]);
+	if (s->health_started)
+		pthread_join(s->health_thread, NULL);
+	for (i = 0; i < READERS; i++)
+		reader_close(s, &s->r[i]);
 	sqlite3_finalize(s->w.ins_check);
 	sqlite3_finalize(s->w.ins_finding);
 	sqlite3_finalize(s->w.beat);
@@ -589,17 +836,25 @@ store_sqlite_close(struct store_sqlite *s)
 	sqlite3_finalize(s->w.savepoint);
 	sqlite3_finalize(s->w.release);
 	sqlite3_finalize(s->w.undo);
-	if (!s->shared)
-		sqlite3_close_v2(s->r.db);
+	sqlite3_close_v2(s->health_db);
 	sqlite3_close_v2(s->ckpt_db);
 	/* The last connection to close checkpoints the WAL away. */
 	sqlite3_close_v2(s->w.db);
 	pthread_cond_destroy(&s->qcv);
 	pthread_cond_destroy(&s->dcv);
 	pthread_cond_destroy(&s->ccv);
+	pthread_cond_destroy(&s->rcv);
+	pthread_cond_destroy(&s->hcv);
 	pthread_mutex_destroy(&s->qmu);
 	pthread_mutex_destroy(&s->rmu);
+	pthread_mutex_destroy(&s->emu);
 	free(s);
+}
+
+void
+store_sqlite_query_budget(struct store_sqlite *s, int ms)
+{
+	s->query_ms = ms;
 }
 
 int
@@ -666,15 +921,15 @@ put_check(void *self, const struct store_check *c, struct err *e)
 }
 
 static int
-get_one(struct store_sqlite *s, sqlite3_stmt *st, struct store_check *out,
-    struct arena *a, struct err *e)
+get_one(struct store_sqlite *s, struct reader *rd, sqlite3_stmt *st,
+    struct store_check *out, struct arena *a, struct err *e)
 {
 	int rc = sqlite3_step(st), rv;
 
 	if (rc == SQLITE_DONE)
 		rv = err_set(e, ERR_NOTFOUND, NULL, "no such check");
 	else if (rc != SQLITE_ROW)
-		rv = db_fail(s->r.db, e, "select check");
+		rv = db_fail(s, rd->db, e, "select check");
 	else
 		rv = read_row(out, st, true, a, e);
 	sqlite3_reset(st);
@@ -687,17 +942,17 @@ get_check(void *self, struct store_check *out, const char *id,
     const char *team, struct arena *a, struct err *e)
 {
 	struct store_sqlite *s = self;
-	sqlite3_stmt *st = s->r.get_check;
+	struct reader *rd = reader_get(s);
+	sqlite3_stmt *st = rd->get_check;
 	int rv;
 
-	pthread_mutex_lock(&s->rmu);
 	if (sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC) ||
 	    (team != NULL ? sqlite3_bind_text(st, 2, team, -1, SQLITE_STATIC)
 	    : sqlite3_bind_null(st, 2)))
-		rv = db_fail(s->r.db, e, "bind");
+		rv = db_fail(s, rd->db, e, "bind");
 	else
-		rv = get_one(s, st, out, a, e);
-	pthread_mutex_unlock(&s->rmu);
+		rv = get_one(s, rd, st, out, a, e);
+	reader_put(s, rd);
 	return rv;
 }
 
@@ -706,16 +961,16 @@ get_by_idem(void *self, struct store_check *out, const char *team,
     const char *key, struct arena *a, struct err *e)
 {
 	struct store_sqlite *s = self;
-	sqlite3_stmt *st = s->r.get_idem;
+	struct reader *rd = reader_get(s);
+	sqlite3_stmt *st = rd->get_idem;
 	int rv;
 
-	pthread_mutex_lock(&s->rmu);
 	if (sqlite3_bind_text(st, 1, team, -1, SQLITE_STATIC) ||
 	    sqlite3_bind_text(st, 2, key, -1, SQLITE_STATIC))
-		rv = db_fail(s->r.db, e, "bind");
+		rv = db_fail(s, rd->db, e, "bind");
 	else
-		rv = get_one(s, st, out, a, e);
-	pthread_mutex_unlock(&s->rmu);
+		rv = get_one(s, rd, st, out, a, e);
+	reader_put(s, rd);
 	return rv;
 }
 
@@ -729,13 +984,13 @@ enum {
 };
 
 static sqlite3_stmt *
-list_stmt(struct store_sqlite *s, unsigned mask, struct err *e)
+list_stmt(struct reader *rd, unsigned mask, struct err *e)
 {
 	char sql[1024];
 	size_t n;
 
-	if (s->r.list[mask] != NULL)
-		return s->r.list[mask];
+	if (rd->list[mask] != NULL)
+		return rd->list[mask];
 	/*
 	 * Plain comparisons only (the cursor is bound to "~", above every
 	 * id, when absent), so each filter is a range on an index and a
@@ -765,9 +1020,9 @@ list_stmt(struct store_sqlite *s, unsigned mask, struct err *e)
 	snprintf(sql + n, sizeof(sql) - n, (mask & F_RULE) ?
 	    " GROUP BY f.check_id ORDER BY f.check_id DESC LIMIT ?8" :
 	    " ORDER BY c.id DESC LIMIT ?8");
-	if (prepare(s->r.db, &s->r.list[mask], sql, e) != 0)
+	if (prepare(rd->db, &rd->list[mask], sql, e) != 0)
 		return NULL;
-	return s->r.list[mask];
+	return rd->list[mask];
 }
 
 static int
@@ -786,8 +1041,9 @@ list_checks(void *self, struct store_check **out, size_t *n,
 	    (q->verdict ? F_VERDICT : 0) | (q->rule ? F_RULE : 0) |
 	    (q->since_id ? F_SINCE : 0) | (q->until_id ? F_UNTIL : 0);
 	sqlite3_stmt *st;
+	struct reader *rd;
 	struct store_check *items;
-	size_t k = 0;
+	size_t k = 0, bytes = 0;
 	int rc, rv = 0;
 
 	*out = NULL;
@@ -795,8 +1051,8 @@ list_checks(void *self, struct store_check **out, size_t *n,
 	items = ARENA_NEW(a, struct store_check, q->limit);
 	if (items == NULL)
 		return err_set(e, ERR_NOMEM, NULL, "out of memory");
-	pthread_mutex_lock(&s->rmu);
-	st = list_stmt(s, mask, e);
+	rd = reader_get(s);
+	st = list_stmt(rd, mask, e);
 	if (st == NULL) {
 		rv = ERR_STORE;
 		goto out;
@@ -807,23 +1063,26 @@ list_checks(void *self, struct store_check **out, size_t *n,
 	    bind_opt(st, 5, q->rule) ||
 	    bind_opt(st, 6, q->since_id) || bind_opt(st, 7, q->until_id) ||
 	    sqlite3_bind_int64(st, 8, q->limit)) {
-		rv = db_fail(s->r.db, e, "bind");
+		rv = db_fail(s, rd->db, e, "bind");
 		goto out;
 	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW && k < q->limit) {
 		rv = read_row(&items[k], st, false, a, e);
 		if (rv != 0)
 			goto out;
+		bytes += strlen(items[k].json);
 		k++;
+		if (q->max_bytes > 0 && bytes > q->max_bytes && k >= 2)
+			break;	/* a page's worth, and proof of more */
 	}
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-		rv = db_fail(s->r.db, e, "list checks");
+		rv = db_fail(s, rd->db, e, "list checks");
 out:
 	if (st != NULL) {
 		sqlite3_reset(st);
 		sqlite3_clear_bindings(st);
 	}
-	pthread_mutex_unlock(&s->rmu);
+	reader_put(s, rd);
 	if (rv == 0) {
 		*out = items;
 		*n = k;
@@ -837,6 +1096,7 @@ rule_stats(void *self, struct store_rule_stat **out, size_t *n,
 {
 	struct store_sqlite *s = self;
 	int which = team != NULL ? 1 : 0;
+	struct reader *rd;
 	sqlite3_stmt *st;
 	struct store_rule_stat *items = NULL;
 	size_t k = 0, cap = 0;
@@ -844,24 +1104,26 @@ rule_stats(void *self, struct store_rule_stat **out, size_t *n,
 
 	*out = NULL;
 	*n = 0;
-	pthread_mutex_lock(&s->rmu);
-	if (s->r.stats[which] == NULL && prepare(s->r.db, &s->r.stats[which],
+	rd = reader_get(s);
+	/* With a team, findings_team_check (migration 0004) walks only
+	   that team's rows from since_id on. */
+	if (rd->stats[which] == NULL && prepare(rd->db, &rd->stats[which],
 	    which ?
 	    "SELECT rule, verdict, count(*), count(DISTINCT check_id) "
-	    "FROM findings WHERE check_id >= ?1 AND team = ?2 "
+	    "FROM findings WHERE team = ?2 AND check_id >= ?1 "
 	    "GROUP BY rule, verdict ORDER BY rule, verdict" :
 	    "SELECT rule, verdict, count(*), count(DISTINCT check_id) "
 	    "FROM findings WHERE check_id >= ?1 "
 	    "GROUP BY rule, verdict ORDER BY rule, verdict", e) != 0) {
-		pthread_mutex_unlock(&s->rmu);
+		reader_put(s, rd);
 		return ERR_STORE;
 	}
-	st = s->r.stats[which];
+	st = rd->stats[which];
 	if (sqlite3_bind_text(st, 1, since_id != NULL ? since_id : "", -1,
 	    SQLITE_STATIC) ||
 	    (team != NULL && sqlite3_bind_text(st, 2, team, -1,
 	    SQLITE_STATIC))) {
-		rv = db_fail(s->r.db, e, "bind");
+		rv = db_fail(s, rd->db, e, "bind");
 		goto out;
 	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -890,11 +1152,11 @@ rule_stats(void *self, struct store_rule_stat **out, size_t *n,
 		k++;
 	}
 	if (rc != SQLITE_DONE)
-		rv = db_fail(s->r.db, e, "rule stats");
+		rv = db_fail(s, rd->db, e, "rule stats");
 out:
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
-	pthread_mutex_unlock(&s->rmu);
+	reader_put(s, rd);
 	if (rv == 0) {
 		*out = items;
 		*n = k;
@@ -907,26 +1169,50 @@ ready(void *self, struct err *e)
 {
 	struct store_sqlite *s = self;
 	struct job j;
+	bool bad;
+	int code;
 
 	if (s->version != migrations_count)
 		return err_set(e, ERR_STORE, NULL, "schema version %d, want %d",
 		    s->version, migrations_count);
+	pthread_mutex_lock(&s->emu);
+	bad = s->quick_bad;
+	code = s->last_err_ms > 0 && mono_ms() - s->last_err_ms <
+	    ERROR_HOLD_MS ? s->last_err : 0;
+	pthread_mutex_unlock(&s->emu);
+	if (bad)
+		return err_set(e, ERR_STORE, NULL, "the last PRAGMA "
+		    "quick_check failed");
+	/* Corruption stays a reason for a while, whatever a probe of the
+	   health row says; a full disk or an I/O error lasts until a write
+	   succeeds again. */
+	if ((code & 0xff) == SQLITE_CORRUPT || (code & 0xff) == SQLITE_NOTADB)
+		return err_set(e, ERR_STORE, NULL, "the database reported "
+		    "corruption (sqlite code %d) in the last minute", code);
 	memset(&j, 0, sizeof(j));
 	j.kind = JOB_PROBE;
 	j.e = e;
-	return submit(s, &j);
+	if (submit(s, &j) != 0)
+		return j.rv;
+	pthread_mutex_lock(&s->emu);
+	if ((s->last_err & 0xff) != SQLITE_CORRUPT &&
+	    (s->last_err & 0xff) != SQLITE_NOTADB)
+		s->last_err_ms = 0;
+	pthread_mutex_unlock(&s->emu);
+	return 0;
 }
 
 static void
 info(void *self, struct store_info *out)
 {
 	struct store_sqlite *s = self;
+	struct reader *rd;
 	sqlite3_stmt *st = NULL;
 	long long pages = 0, size = 0;
 
 	memset(out, 0, sizeof(*out));
-	pthread_mutex_lock(&s->rmu);
-	if (sqlite3_prepare_v2(s->r.db, "SELECT page_count * page_size FROM "
+	rd = reader_get(s);
+	if (sqlite3_prepare_v2(rd->db, "SELECT page_count * page_size FROM "
 	    "pragma_page_count(), pragma_page_size()", -1, &st, NULL) ==
 	    SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
 		size = sqlite3_column_int64(st, 0);
@@ -935,7 +1221,7 @@ info(void *self, struct store_info *out)
 	out->db_bytes = size;
 	out->schema_version = s->version;
 	out->schema_latest = migrations_count;
-	pthread_mutex_unlock(&s->rmu);
+	reader_put(s, rd);
 	pthread_mutex_lock(&s->qmu);
 	out->write_errors = s->write_errors;
 	pthread_mutex_unlock(&s->qmu);
@@ -983,7 +1269,7 @@ token_add_fn(sqlite3 *db, void *arg, struct err *e)
 	    sqlite3_bind_text(st, 3, t->sha, -1, SQLITE_STATIC) ||
 	    sqlite3_bind_int64(st, 4, t->now_ms) ||
 	    sqlite3_step(st) != SQLITE_DONE)
-		rv = db_fail(db, e, "add token");
+		rv = db_fail(NULL, db, e, "add token");
 	else
 		t->id = sqlite3_last_insert_rowid(db);
 	sqlite3_finalize(st);
@@ -1002,7 +1288,7 @@ token_revoke_fn(sqlite3 *db, void *arg, struct err *e)
 	    sqlite3_bind_int64(st, 1, t->now_ms) ||
 	    sqlite3_bind_int64(st, 2, t->id) ||
 	    sqlite3_step(st) != SQLITE_DONE)
-		rv = db_fail(db, e, "revoke token");
+		rv = db_fail(NULL, db, e, "revoke token");
 	else if (sqlite3_changes(db) == 0)
 		rv = err_set(e, ERR_NOTFOUND, NULL,
 		    "no valid token with id %lld", t->id);
@@ -1063,14 +1349,16 @@ store_sqlite_token_list(struct store_sqlite *s,
     struct err *e)
 {
 	sqlite3_stmt *st = NULL;
+	struct reader *rd;
 	struct store_token t;
 	int rc, rv = 0;
 
-	pthread_mutex_lock(&s->rmu);
-	if (sqlite3_prepare_v2(s->r.db, "SELECT id, team, admin, created_at, "
+	rd = reader_get(s);
+	rd->deadline_ms = 0;	/* an operator's listing: no budget */
+	if (sqlite3_prepare_v2(rd->db, "SELECT id, team, admin, created_at, "
 	    "coalesce(revoked_at, 0) FROM tokens ORDER BY id", -1, &st,
 	    NULL) != SQLITE_OK) {
-		rv = db_fail(s->r.db, e, "list tokens");
+		rv = db_fail(s, rd->db, e, "list tokens");
 		goto out;
 	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -1078,10 +1366,10 @@ store_sqlite_token_list(struct store_sqlite *s,
 		fn(arg, &t);
 	}
 	if (rc != SQLITE_DONE)
-		rv = db_fail(s->r.db, e, "list tokens");
+		rv = db_fail(s, rd->db, e, "list tokens");
 out:
 	sqlite3_finalize(st);
-	pthread_mutex_unlock(&s->rmu);
+	reader_put(s, rd);
 	return rv;
 }
 
@@ -1090,12 +1378,13 @@ store_sqlite_token_find(struct store_sqlite *s, const char *sha256_hex,
     struct store_token *out, struct err *e)
 {
 	sqlite3_stmt *st;
+	struct reader *rd;
 	int rc, rv;
 
-	pthread_mutex_lock(&s->rmu);
-	st = s->r.find_token;
+	rd = reader_get(s);
+	st = rd->find_token;
 	if (sqlite3_bind_text(st, 1, sha256_hex, -1, SQLITE_STATIC)) {
-		rv = db_fail(s->r.db, e, "bind");
+		rv = db_fail(s, rd->db, e, "bind");
 		goto out;
 	}
 	rc = sqlite3_step(st);
@@ -1105,12 +1394,12 @@ store_sqlite_token_find(struct store_sqlite *s, const char *sha256_hex,
 	} else if (rc == SQLITE_DONE) {
 		rv = err_set(e, ERR_NOTFOUND, NULL, "no such token");
 	} else {
-		rv = db_fail(s->r.db, e, "find token");
+		rv = db_fail(s, rd->db, e, "find token");
 	}
 out:
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
-	pthread_mutex_unlock(&s->rmu);
+	reader_put(s, rd);
 	return rv;
 }
 

@@ -3,8 +3,13 @@
  *
  * WAL mode, a busy timeout, prepared statements only.  One writer
  * connection owned by a writer thread that group-commits what request
- * threads queue; one reader connection behind a mutex; a checkpointer with
- * its own connection.  Migrations
+ * threads queue; a pool of read connections (WAL lets them read at once),
+ * each read under a time budget; a checkpointer and a health thread
+ * (PRAGMA quick_check) with their own connections.  The file is created
+ * mode 0600; a database that fails quick_check is refused at open.  Every
+ * storage error is logged (code and message, never the data), and a
+ * serious one (corruption, I/O, full disk) fails readiness for a minute.
+ * Migrations
  * (migrations/NNNN_*.sql, embedded) are applied in order at open, each in
  * its own transaction, and recorded in PRAGMA user_version.
  */
@@ -71,6 +76,11 @@ int store_sqlite_token_list(struct store_sqlite *s,
  */
 int store_sqlite_token_find(struct store_sqlite *s, const char *sha256_hex,
     struct store_token *out, struct err *e);
+
+/* The time budget of one read, in ms (default 2000): past it the read
+   stops with ERR_BUSY, so one team's large query cannot hold a read
+   connection for long.  Call before serving. */
+void store_sqlite_query_budget(struct store_sqlite *s, int ms);
 
 /* Schema version now applied. */
 int store_sqlite_version(struct store_sqlite *s);

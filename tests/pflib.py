@@ -1,8 +1,11 @@
 """Shared pieces of the Python test suites: the check/summary counter and
 starting `preflight serve` on a free port."""
+import hashlib
+import hmac
 import json
 import subprocess
 import time
+import uuid
 
 _counts = {"passed": 0, "failed": 0}
 
@@ -49,3 +52,15 @@ def rss_kib(pid):
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
     return 0
+
+
+def ci_headers(secret, raw, query="", ts=None, delivery=None):
+    """The headers of a signed POST /v1/ci/checks (docs/ci.md): HMAC-SHA256
+    over "v1\n<timestamp>\n<delivery>\n<query>\n<body>"; query is the raw
+    query string without '?'."""
+    ts = str(int(time.time()) if ts is None else ts)
+    delivery = delivery or str(uuid.uuid4())
+    msg = ("v1\n%s\n%s\n%s\n" % (ts, delivery, query)).encode() + raw
+    mac = hmac.new(secret.encode(), msg, hashlib.sha256).hexdigest()
+    return {"X-Preflight-Timestamp": ts, "X-Preflight-Delivery": delivery,
+            "X-Preflight-Signature": "sha256=" + mac}

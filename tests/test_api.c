@@ -403,7 +403,7 @@ static const struct bad_req bad_reqs[] = {
 	{ "unknown_check", "GET", "/v1/checks/01ARZ3NDEKTSV4RRFFQ69G5FAV",
 	  NULL, NULL, 404, "no such check", 0 },
 	{ "malformed_id", "GET", "/v1/checks/../../etc/passwd", NULL, NULL,
-	  404, "no such", 0 },
+	  400, "'..' segment", 0 },
 	{ "unknown_route", "GET", "/v2/checks", NULL, NULL, 404, "no such",
 	  0 },
 	{ "diff_without_against", "GET",
@@ -415,7 +415,7 @@ static const struct bad_req bad_reqs[] = {
 	{ "post_healthz", "POST", "/healthz", "application/json", "{}", 405,
 	  "POST", 0 },
 	{ "control_in_name", "GET", "/v1/configs/a%01b/checks", NULL, NULL,
-	  404, "no such", 0 },
+	  400, "control character", 0 },
 	{ "estimate_no_type", "POST", "/v1/estimate", NULL, "a: 1\n", 415,
 	  "Content-Type", 0 },
 	{ "estimate_dry_run", "POST", "/v1/estimate?dry_run=true",
@@ -727,7 +727,7 @@ test_api__ci_needs_a_secret_and_a_signature(void **state)
 	call_fini(&c);
 	env->ctx.ci_secret = "0123456789abcdef";
 	call(&c, env, "POST", "/v1/ci/checks", "application/json", "{}");
-	assert_problem(&c, 401, "X-Preflight-Signature");
+	assert_problem(&c, 401, "X-Preflight-Timestamp");
 	assert_non_null(strstr(c.headers, "WWW-Authenticate"));
 	call_fini(&c);
 	env->ctx.ci_secret = NULL;
