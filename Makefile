@@ -70,6 +70,8 @@ deps:
 	python3 -c 'import yaml, jsonschema' 2>/dev/null || \
 		missing="$$missing python3 python3-yaml python3-jsonschema"; \
 	command -v wrk >/dev/null 2>&1 || missing="$$missing wrk"; \
+	for c in curl jq openssl; do command -v $$c >/dev/null 2>&1 || \
+		missing="$$missing $$c"; done; \
 	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" = 0 ]; then \
 			echo "make deps: installing$$missing"; \
@@ -148,12 +150,17 @@ run-tests: $(B)/preflight $(TEST_BINS)
 	echo "== tests/hostile_http.py"; \
 	PREFLIGHT_RSS_LIMIT_MIB=512 $(PYTHON) tests/hostile_http.py \
 	    $(B)/preflight $(SHARED); \
+	echo "== tests/security.py"; \
+	$(PYTHON) tests/security.py $(B)/preflight $(SHARED); \
 	if [ -x build/preflight ]; then \
 		echo "== hostile inputs, release binary (1 s hang guard)"; \
 		PREFLIGHT_BIN=build/preflight HOSTILE_MAX_MS=1000 \
 		    $(B)/tests/test_hostile; \
 		echo "== tests/hostile_http.py, release binary (RSS <= 64 MiB)"; \
-		$(PYTHON) tests/hostile_http.py build/preflight $(SHARED); fi; \
+		$(PYTHON) tests/hostile_http.py build/preflight $(SHARED); \
+		echo "== tests/security.py, release binary (with slow readers' RSS)"; \
+		SECURITY_RSS=1 $(PYTHON) tests/security.py build/preflight \
+		    $(SHARED); fi; \
 	echo "== all test suites passed"
 
 # docs/rules.md is generated from the rule table, so it never drifts;

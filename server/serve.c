@@ -59,6 +59,7 @@ struct serve_opts {
 	const char *metrics_token_file;
 	unsigned quota_cpm;	/* checks per minute per team; 0: none */
 	unsigned query_ms;	/* a read's time budget */
+	unsigned quick_check_s;	/* between background quick_checks */
 	unsigned long long quota_bpd;	/* stored bytes per day per team */
 	const char *ci_secret_file;
 	const char *ci_team;
@@ -302,7 +303,8 @@ serve_usage(FILE *out)
 	    "--metrics-token-file FILE]\n"
 	    "                       [--quota-checks-per-minute N] "
 	    "[--quota-bytes-per-day SIZE]\n"
-	    "                       [--query-budget-ms MS]\n"
+	    "                       [--query-budget-ms MS] "
+	    "[--quick-check-interval SECONDS]\n"
 	    "                       [--ci-secret-file FILE] [--ci-team TEAM]\n"
 	    "                       [--tls-cert FILE --tls-key FILE]\n"
 	    "                       [--hf-cache DIR] (Hugging Face hub cache: "
@@ -318,7 +320,7 @@ enum {
 	OPT_TIMEOUT, OPT_INSECURE, OPT_POLICY, OPT_THREADS, OPT_METRICS_TOKEN,
 	OPT_CI_SECRET_FILE, OPT_CI_TEAM, OPT_TLS_CERT, OPT_TLS_KEY,
 	OPT_HF_CACHE, OPT_PER_ADDRESS, OPT_METRICS_TOKEN_FILE, OPT_QUOTA_CPM,
-	OPT_QUOTA_BPD, OPT_QUERY_MS
+	OPT_QUOTA_BPD, OPT_QUERY_MS, OPT_QUICK_CHECK
 };
 
 /* Apply one option; errors are counted and printed, not fatal here. */
@@ -419,6 +421,17 @@ apply(struct serve_opts *o, int opt, const char *v, const char *src)
 		fprintf(stderr, "preflight serve: %s: must be from 10 to "
 		    "600000 ms, got '%s'\n", src, v);
 		return -1;
+	case OPT_QUICK_CHECK:
+		errno = 0;
+		n = strtol(v, &end, 10);
+		if (errno == 0 && end != v && *end == '\0' && n >= 0 &&
+		    n <= 604800) {
+			o->quick_check_s = (unsigned)n;
+			return 0;
+		}
+		fprintf(stderr, "preflight serve: %s: must be from 0 (only at "
+		    "start) to 604800 seconds, got '%s'\n", src, v);
+		return -1;
 	case OPT_PER_ADDRESS:
 	case OPT_QUOTA_CPM:
 		errno = 0;
@@ -460,9 +473,11 @@ apply(struct serve_opts *o, int opt, const char *v, const char *src)
 			o->metrics_token = v;
 			return 0;
 		}
-		/* Never echo it: it may be the real token, mistyped. */
+		/* Never echo it (src may be the value itself): it may be the
+		   real token, mistyped. */
 		fprintf(stderr, "preflight serve: %s: a metrics token needs at "
-		    "least 16 characters\n", src);
+		    "least 16 characters\n", strncmp(src, "PREFLIGHT_", 10) ==
+		    0 ? src : "--metrics-token");
 		return -1;
 	case OPT_CI_SECRET_FILE:
 		o->ci_secret_file = v;
@@ -522,6 +537,7 @@ static const struct option serve_longopts[] = {
 	{ "quota-checks-per-minute", required_argument, NULL, OPT_QUOTA_CPM },
 	{ "quota-bytes-per-day", required_argument, NULL, OPT_QUOTA_BPD },
 	{ "query-budget-ms", required_argument, NULL, OPT_QUERY_MS },
+	{ "quick-check-interval", required_argument, NULL, OPT_QUICK_CHECK },
 	{ "ci-secret-file", required_argument, NULL, OPT_CI_SECRET_FILE },
 	{ "ci-team", required_argument, NULL, OPT_CI_TEAM },
 	{ "tls-cert", required_argument, NULL, OPT_TLS_CERT },
@@ -590,6 +606,7 @@ parse_opts(struct serve_opts *o, int argc, char **argv)
 	o->quota_cpm = 600;
 	o->quota_bpd = (unsigned long long)1 << 30;
 	o->query_ms = 2000;
+	o->quick_check_s = 300;
 	o->conn_timeout = 30;
 	o->threads = 4;
 	o->ci_team = "ci";
@@ -824,6 +841,7 @@ serve_main(int argc, char **argv)
 		goto out;
 	}
 	store_sqlite_query_budget(env.store, (int)o.query_ms);
+	store_sqlite_health_interval(env.store, o.quick_check_s);
 	if (o.check_only) {
 		printf("configuration OK\n");
 		code = 0;

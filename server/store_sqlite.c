@@ -146,7 +146,8 @@ struct store_sqlite {
 	bool writer_started;
 	bool ckpt_started;
 	sqlite3 *ckpt_db;	/* the checkpointer's connection */
-	sqlite3 *health_db;	/* the health thread's (quick_check) */
+	char *path;		/* the database file (health thread) */
+	unsigned health_s;	/* seconds between quick_checks; 0: none */
 	long long write_errors;
 	int version;
 };
@@ -642,8 +643,9 @@ quick_check(sqlite3 *db, struct err *e)
 	return rv;
 }
 
-/* Every HEALTH_SECONDS, PRAGMA quick_check on a connection of its own;
-   a failure keeps /readyz failing until a later check passes. */
+/* Every health_s seconds, PRAGMA quick_check on a fresh connection (no
+   page it cached last time hides a corrupt page now); a failure keeps
+   /readyz failing until a later check passes. */
 static void *
 health_loop(void *arg)
 {
@@ -653,17 +655,25 @@ health_loop(void *arg)
 	while (!s->stop) {
 		struct timespec until;
 		struct err e = { 0 };
+		sqlite3 *db = NULL;
 		bool bad;
 
+		unsigned every = s->health_s;
+		int w = 0;
+
 		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += HEALTH_SECONDS;
-		while (!s->stop && pthread_cond_timedwait(&s->hcv, &s->qmu,
-		    &until) != ETIMEDOUT)
-			;
+		until.tv_sec += every > 0 ? every : 86400;
+		while (!s->stop && s->health_s == every && w != ETIMEDOUT)
+			w = pthread_cond_timedwait(&s->hcv, &s->qmu, &until);
 		if (s->stop)
 			break;
+		if (s->health_s != every || every == 0)
+			continue;	/* a new interval: wait that long */
 		pthread_mutex_unlock(&s->qmu);
-		bad = quick_check(s->health_db, &e) != 0;
+		bad = open_conn(&db, s->path, &e) != 0 ||
+		    exec(db, "PRAGMA query_only = 1", &e) != 0 ||
+		    quick_check(db, &e) != 0;
+		sqlite3_close_v2(db);
 		if (bad)
 			log_msg("error", "store: %s; /readyz fails until a "
 			    "check passes: restore the database from a backup",
@@ -697,6 +707,12 @@ store_sqlite_open(struct store_sqlite **out, const char *path,
 	pthread_cond_init(&s->rcv, NULL);
 	pthread_cond_init(&s->hcv, NULL);
 	s->query_ms = QUERY_MS_DEFAULT;
+	s->health_s = HEALTH_SECONDS;
+	s->path = strdup(path);
+	if (s->path == NULL) {
+		free(s);
+		return err_set(e, ERR_NOMEM, NULL, "out of memory");
+	}
 	s->shared = strcmp(path, ":memory:") == 0;
 	s->nreaders = s->shared ? 1 : READERS;
 	if (!s->shared) {
@@ -722,10 +738,15 @@ store_sqlite_open(struct store_sqlite **out, const char *path,
 		rv = exec(s->w.db, "PRAGMA wal_autocheckpoint = 0", e);
 	if (rv == 0 && !s->shared)
 		rv = exec(s->w.db, "PRAGMA journal_size_limit = 67108864", e);
-	if (rv == 0 && quick_check(s->w.db, e) != 0)
-		rv = err_set(e, ERR_STORE, NULL, "the database fails PRAGMA "
-		    "quick_check; restore it from a backup (docs/"
-		    "reliability.md) or move it aside, then start again");
+	if (rv == 0) {
+		struct err qe = { 0 };
+
+		if (quick_check(s->w.db, &qe) != 0)
+			rv = err_set(e, ERR_STORE, NULL, "the database fails "
+			    "PRAGMA quick_check; restore it from a backup "
+			    "(docs/reliability.md) or move it aside, then start "
+			    "again (%.120s)", qe.msg);
+	}
 	if (rv == 0)
 		rv = migrate(s, e);
 	if (rv == 0)
@@ -764,10 +785,6 @@ store_sqlite_open(struct store_sqlite **out, const char *path,
 		rv = open_conn(&s->ckpt_db, path, e);
 		if (rv == 0)
 			rv = exec(s->ckpt_db, "PRAGMA journal_mode = WAL", e);
-		if (rv == 0)
-			rv = open_conn(&s->health_db, path, e);
-		if (rv == 0)
-			rv = exec(s->health_db, "PRAGMA query_only = 1", e);
 		if (rv != 0)
 			goto fail;
 		sqlite3_wal_hook(s->w.db, wal_hook, s);
@@ -836,7 +853,6 @@ store_sqlite_close(struct store_sqlite *s)
 	sqlite3_finalize(s->w.savepoint);
 	sqlite3_finalize(s->w.release);
 	sqlite3_finalize(s->w.undo);
-	sqlite3_close_v2(s->health_db);
 	sqlite3_close_v2(s->ckpt_db);
 	/* The last connection to close checkpoints the WAL away. */
 	sqlite3_close_v2(s->w.db);
@@ -848,6 +864,7 @@ store_sqlite_close(struct store_sqlite *s)
 	pthread_mutex_destroy(&s->qmu);
 	pthread_mutex_destroy(&s->rmu);
 	pthread_mutex_destroy(&s->emu);
+	free(s->path);
 	free(s);
 }
 
@@ -855,6 +872,15 @@ void
 store_sqlite_query_budget(struct store_sqlite *s, int ms)
 {
 	s->query_ms = ms;
+}
+
+void
+store_sqlite_health_interval(struct store_sqlite *s, unsigned seconds)
+{
+	pthread_mutex_lock(&s->qmu);
+	s->health_s = seconds;
+	pthread_cond_broadcast(&s->hcv);	/* start the new wait now */
+	pthread_mutex_unlock(&s->qmu);
 }
 
 int

@@ -82,6 +82,10 @@ int store_sqlite_token_find(struct store_sqlite *s, const char *sha256_hex,
    connection for long.  Call before serving. */
 void store_sqlite_query_budget(struct store_sqlite *s, int ms);
 
+/* Seconds between background PRAGMA quick_checks (default 300; 0: only
+   the one at open). */
+void store_sqlite_health_interval(struct store_sqlite *s, unsigned seconds);
+
 /* Schema version now applied. */
 int store_sqlite_version(struct store_sqlite *s);
 

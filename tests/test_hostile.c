@@ -254,7 +254,7 @@ static const struct hostile cases[] = {
 	  ERR_PARSE },
 	{ "explicit_key_200000_chars", gen_long_explicit_key, "max_key",
 	  ERR_LIMIT },
-	{ "keys_200000", gen_many_keys, "max_nodes", ERR_LIMIT },
+	{ "keys_200000", gen_many_keys, "max_map_keys", ERR_LIMIT },
 	{ "scalar_1280000_bytes", gen_huge_scalar, "max_scalar",
 	  ERR_LIMIT },
 	{ "file_over_8mib", gen_oversize, "max_bytes", ERR_LIMIT },
