@@ -9,6 +9,7 @@
 
 #include "api/encode.h"
 #include "cli.h"
+#include "explain.h"
 #include "serve.h"
 #include "token.h"
 #include "core/rules.h"
@@ -35,6 +36,8 @@ rules_main(int argc, char **argv)
 	const char *fmt = "text";
 	size_t n, i;
 
+	if (argc == 2 && strcmp(argv[1], "--format") != 0)
+		return explain_main(argc, argv);	/* rules ID, --help */
 	if (argc == 3 && strcmp(argv[1], "--format") == 0)
 		fmt = argv[2];
 	else if (argc != 1) {
@@ -97,16 +100,15 @@ main(int argc, char **argv)
 		return serve_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "rules") == 0)
 		return rules_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "explain") == 0)
+		return explain_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "token") == 0)
 		return token_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "migrate") == 0)
 		return migrate_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "version") == 0 ||
-	    strcmp(argv[1], "--version") == 0) {
-		printf("preflight %s (rules follow axolotl %s)\n",
-		    PREFLIGHT_VERSION, PREFLIGHT_AXOLOTL_COMMIT);
-		return 0;
-	}
+	    strcmp(argv[1], "--version") == 0)
+		return cli_version(argc - 1, argv + 1);
 	if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 ||
 	    strcmp(argv[1], "-h") == 0) {
 		usage(stdout);
