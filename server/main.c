@@ -8,8 +8,10 @@
 #include <jansson.h>
 
 #include "api/encode.h"
+#include "backup.h"
 #include "cli.h"
 #include "explain.h"
+#include "health.h"
 #include "serve.h"
 #include "token.h"
 #include "core/rules.h"
@@ -19,13 +21,17 @@ static void
 usage(FILE *out)
 {
 	fprintf(out,
-	    "usage: preflight check [FILE... | -] [options]   "
-	    "(preflight check --help)\n"
-	    "       preflight serve [options]   (preflight serve --help)\n"
-	    "       preflight rules [--format text|json|markdown]\n"
+	    "usage: preflight check [FILE | DIR | -]... [options]\n"
+	    "       preflight serve [options]\n"
+	    "       preflight rules [--format text|json|markdown] | rules ID\n"
+	    "       preflight explain ID\n"
 	    "       preflight token create|list|revoke ... --db FILE\n"
 	    "       preflight migrate --db FILE\n"
-	    "       preflight version\n");
+	    "       preflight backup --db FILE --to FILE [--force]\n"
+	    "       preflight health [--url URL]\n"
+	    "       preflight version\n"
+	    "Each command's options and defaults: preflight COMMAND "
+	    "--help\n");
 }
 
 /* `preflight rules [--format text|json|markdown]`: the rule catalog. */
@@ -102,6 +108,10 @@ main(int argc, char **argv)
 		return rules_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "explain") == 0)
 		return explain_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "backup") == 0)
+		return backup_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "health") == 0)
+		return health_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "token") == 0)
 		return token_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "migrate") == 0)
