@@ -242,11 +242,15 @@ jw_num2(struct jsonw *w, double v)
 double
 jw_round2(double v)
 {
+	char b[48];
 	double r;
 
-	if (!isfinite(v))
+	/* Through the same "%.2f" as jw_num2, so the two never disagree on
+	   a value halfway between two cents (1.115 is 1.11 in both). */
+	if (!isfinite(v) || snprintf(b, sizeof(b), "%.2f", v) >=
+	    (int)sizeof(b))
 		return v;
-	r = round(v * 100.0) / 100.0;
+	r = strtod(b, NULL);
 	return r == 0.0 ? 0.0 : r;
 }
 
