@@ -161,6 +161,8 @@ run-tests: $(B)/preflight $(TEST_BINS)
 	for t in $(TEST_BINS); do echo "== $$t"; $$t; done; \
 	echo "== tests/report_schema.py"; \
 	$(PYTHON) tests/report_schema.py $(B)/preflight $(SHARED); \
+	echo "== tests/cli_formats.py"; \
+	$(PYTHON) tests/cli_formats.py $(B)/preflight $(SHARED) build/preflight; \
 	echo "== tests/http_integration.py"; \
 	$(PYTHON) tests/http_integration.py $(B)/preflight $(SHARED); \
 	echo "== tests/auth_ci.py"; \
