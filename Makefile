@@ -142,6 +142,8 @@ run-tests: $(B)/preflight $(TEST_BINS)
 	$(PYTHON) tests/report_schema.py $(B)/preflight $(SHARED); \
 	echo "== tests/cli_formats.py"; \
 	$(PYTHON) tests/cli_formats.py $(B)/preflight $(SHARED) build/preflight; \
+	echo "== tests/packaging.py"; \
+	$(PYTHON) tests/packaging.py $(B)/preflight $(SHARED); \
 	echo "== tests/http_integration.py"; \
 	$(PYTHON) tests/http_integration.py $(B)/preflight $(SHARED); \
 	echo "== tests/auth_ci.py"; \

@@ -923,10 +923,10 @@ check_main(int argc, char **argv, struct cli_opts *op)
 	}
 	jw_fini(&run.out);
 	if (run.skipped > 0)
-		fprintf(stderr, "preflight: skipped %zu YAML file%s that %s not "
-		    "Axolotl configs (no base_model or datasets at the top "
-		    "level)%s\n", run.skipped, run.skipped == 1 ? "" : "s",
-		    run.skipped == 1 ? "is" : "are",
+		fprintf(stderr, "preflight: skipped %zu YAML file%s that %s "
+		    "(no base_model or datasets at the top level)%s\n",
+		    run.skipped, run.skipped == 1 ? "" : "s", run.skipped == 1 ?
+		    "is not an Axolotl config" : "are not Axolotl configs",
 		    op->verbose ? "" : "; --verbose lists them");
 	return run.worst;
 }

@@ -921,7 +921,7 @@ migrate_main(int argc, char **argv)
 			printf("usage: preflight migrate --db FILE\n\nApply "
 			    "the pending migrations and print the schema "
 			    "version.\n  --db FILE   the database (default: "
-			    "PREFLIGHT_DB)\n");
+			    "PREFLIGHT_DB)\n  -h, --help  this help\n");
 			return 0;
 		}
 		if (c != 'd') {
