@@ -173,6 +173,9 @@ bench: bench-deps all
 	@$(MAKE) --no-print-directory build/bench/core_bench build/tests/test_hostile
 	@echo "== core: every example config, 10 passes"
 	@build/bench/core_bench 10 $(CORPUS)
+	@echo "== CLI output formats: the corpus x 10 (issue #17: each within 1.5x of text)"
+	@python3 tests/bench/formats_bench.py build/preflight \
+	    $(SHARED)/corpus/axolotl/examples 10
 	@echo "== CLI cold start"
 	@python3 tests/bench/cold_start.py build/preflight \
 	    $(SHARED)/corpus/axolotl/examples/llama-3/qlora-fsdp-70b.yaml

@@ -254,21 +254,21 @@ jw_round2(double v)
 	return r == 0.0 ? 0.0 : r;
 }
 
-/* "  " * depth after a newline. */
+/* A newline and "  " * depth, in one append. */
 static void
 newline(struct jsonw *w, unsigned depth)
 {
-	static const char spaces[] = "                                ";
-	unsigned n = depth * 2;
+	static const char nl[] = "\n                                "
+	    "                                ";
+	size_t n = 1 + (size_t)depth * 2;
 
-	jw_raw(w, "\n", 1);
-	while (n > 0) {
-		unsigned k = n < sizeof(spaces) - 1 ? n :
-		    (unsigned)sizeof(spaces) - 1;
-
-		jw_raw(w, spaces, k);
-		n -= k;
+	if (n <= sizeof(nl) - 1) {
+		jw_raw(w, nl, n);
+		return;
 	}
+	jw_raw(w, nl, 1);
+	for (n--; n > 0; n--)
+		jw_raw(w, " ", 1);
 }
 
 void
