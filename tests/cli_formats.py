@@ -433,6 +433,38 @@ def streaming_checks():
           (RELEASE is None or many < 64 * 1024), (many, one))
 
 
+def colour_checks():
+    """Colour on a terminal, none with NO_COLOR set or through a pipe."""
+    import pty
+
+    def on_tty(env):
+        master, slave = pty.openpty()
+        p = subprocess.Popen([BIN, "check", "llama-3/fft-8b.yaml", "--gpu",
+                              "rtx4090"], cwd=EXAMPLES, stdout=slave,
+                             stderr=subprocess.DEVNULL, env=env)
+        os.close(slave)
+        out = b""
+        while True:
+            try:
+                chunk = os.read(master, 1 << 16)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+        p.wait()
+        os.close(master)
+        return out.decode()
+
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    out = on_tty(env)
+    check("text on a terminal is coloured (error in red)",
+          "\033[1;31merror" in out, out[:200])
+    out = on_tty(dict(env, NO_COLOR="1"))
+    check("NO_COLOR turns colour off on a terminal",
+          "\033" not in out and ": error: " in out, out[:200])
+
+
 def ruledoc_current():
     p = subprocess.run([sys.executable, os.path.join(HERE, "gen",
                                                      "ruledoc.py"),
@@ -449,5 +481,6 @@ gitlab_checks()
 precommit_checks()
 api_checks()
 streaming_checks()
+colour_checks()
 ruledoc_current()
 sys.exit(summary())
