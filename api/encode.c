@@ -353,24 +353,23 @@ gh_escape(FILE *out, const char *s, bool property)
 	}
 }
 
-/* One finding as a workflow command: `::error file=F,line=L,col=C,
-   title=RULE::message%0Afix: hint`, which GitHub Actions turns into an
-   annotation on the pull request. */
-static void
-finding_github(FILE *out, const struct finding *f, const char *path)
+void
+encode_github_command(FILE *out, enum severity sev, const char *path,
+    unsigned line, unsigned col, const char *title, const char *message,
+    const char *hint)
 {
 	static const char *const cmd[] = { "notice", "warning", "error" };
 
-	fprintf(out, "::%s file=", cmd[f->severity]);
+	fprintf(out, "::%s file=", cmd[sev]);
 	gh_escape(out, path, true);
-	fprintf(out, ",line=%u,col=%u,title=", f->line > 0 ? f->line : 1,
-	    f->col > 0 ? f->col : 1);
-	gh_escape(out, f->rule, true);
+	fprintf(out, ",line=%u,col=%u,title=", line > 0 ? line : 1,
+	    col > 0 ? col : 1);
+	gh_escape(out, title, true);
 	fputs("::", out);
-	gh_escape(out, f->message, false);
-	if (f->hint != NULL && f->hint[0] != '\0') {
+	gh_escape(out, message, false);
+	if (hint != NULL && hint[0] != '\0') {
 		fputs("%0Afix: ", out);
-		gh_escape(out, f->hint, false);
+		gh_escape(out, hint, false);
 	}
 	putc('\n', out);
 }
@@ -541,8 +540,9 @@ encode_report_text(FILE *out, const struct report *r, const char *file,
 		const struct finding *f = &r->findings[i];
 
 		if (o->style == TEXT_GITHUB) {
-			finding_github(out, f, o->path != NULL ? o->path :
-			    file);
+			encode_github_command(out, f->severity, o->path !=
+			    NULL ? o->path : file, f->line, f->col, f->rule,
+			    f->message, f->hint);
 			continue;
 		}
 		fprintf(out, "%s%s:%u:%u:%s %s%s:%s %s [%s]\n", bold, file,

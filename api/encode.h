@@ -44,7 +44,7 @@ enum text_style {
 };
 
 struct text_opts {
-	bool colour;		/* ANSI colours: a terminal, NO_COLOR unset */
+	bool colour;		/* ANSI colours: a tty, NO_COLOR unset */
 	enum text_style style;
 	const char *path;	/* TEXT_GITHUB: the file's path from the
 				   workspace root; NULL: file */
@@ -63,6 +63,16 @@ struct text_opts {
  */
 void encode_report_text(FILE *out, const struct report *r, const char *file,
     const struct text_opts *o);
+
+/*
+ * One GitHub Actions workflow command, which GitHub turns into an
+ * annotation on the pull request: `::error file=PATH,line=L,col=C,
+ * title=TITLE::message%0Afix: hint` (notice/warning/error by sev; hint
+ * may be NULL), with GitHub's escaping of properties and data.
+ */
+void encode_github_command(FILE *out, enum severity sev, const char *path,
+    unsigned line, unsigned col, const char *title, const char *message,
+    const char *hint);
 
 struct rule_def;
 

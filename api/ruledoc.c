@@ -38,8 +38,8 @@ phase_words(const char *phase)
 		  "nothing is launched." },
 		{ "warning", "Axolotl logs a warning and carries on with the "
 		  "config as written." },
-		{ "auto-fix", "Axolotl changes the value on its own, so the run "
-		  "is not what the config says." },
+		{ "auto-fix", "Axolotl changes the value on its own, so the "
+		  "run is not what the config says." },
 		{ "gap", "Axolotl does not check this: the setting is silently "
 		  "ignored or misapplied, or the run fails later." },
 		{ "advisory", "Only Axolotl's documentation says so; no code "
@@ -65,8 +65,8 @@ severity_words(enum severity s)
 		    "usable result) as configured: fix it before the GPUs are "
 		    "allocated.";
 	case SEV_WARNING:
-		return "The run starts, but wastes GPU time or does not do what "
-		    "the config says.";
+		return "The run starts, but wastes GPU time or does not do "
+		    "what the config says.";
 	case SEV_INFO:
 		return "Nothing to fix: this is what Axolotl does on its own, "
 		    "listed so the config says what will run.";

@@ -192,7 +192,8 @@ policy_parse(struct policy **out, const char *buf, size_t len,
 				    POLICY_OFF : -2;
 				const char *why = r->key->kind == DOC_STR ?
 				    resolve(&p->rules[p->nrules],
-				    r->key->text) : "a rule id or pattern, not ";
+				    r->key->text) : "a rule id or a pattern, "
+				    "not ";
 
 				if (why != NULL)
 					return bad(e, ERR_SCHEMA, &r->key_loc,

@@ -32,9 +32,9 @@ struct report;
 #define POLICY_OFF (-1)		/* a rule turned off */
 
 struct policy_rule {
-	const char *id;		/* a catalog id, or a pattern's prefix: "fsdp."
-				   for "fsdp.*", "" for "*" */
-	bool prefix;		/* id matches every rule id starting with it */
+	const char *id;		/* a catalog id, or a pattern's prefix:
+				   "fsdp." for "fsdp.*", "" for "*" */
+	bool prefix;		/* id matches every id starting with it */
 	int severity;		/* enum severity, or POLICY_OFF */
 };
 

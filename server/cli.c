@@ -75,7 +75,7 @@ struct cli_opts {
 /* The state of one run over every argument. */
 struct cli_run {
 	const struct cli_opts *o;
-	struct jsonw out;		/* document formats, flushed per file */
+	struct jsonw out;		/* document formats; flushed per file */
 	struct formats_checkrun checkrun;
 	char cwd[PATH_MAX];		/* %SRCROOT%; "" if unknown */
 	bool first;			/* no report written yet */
@@ -448,6 +448,10 @@ check_file(struct cli_run *run, const char *path, bool detect)
 		rv = err_set(&e, ERR_INTERNAL, NULL, "cannot hash the config");
 	if (rv != 0) {
 		print_err(path, &e);
+		if (o->format == FORMAT_GITHUB)	/* an annotation too */
+			encode_github_command(stdout, SEV_ERROR,
+			    root_path(run, path), e.loc.line, e.loc.col,
+			    "preflight", e.msg, NULL);
 		if (o->format == FORMAT_JUNIT) {
 			formats_junit_error(&run->out, path, e.msg);
 			(void)flush_out(run);
@@ -731,8 +735,8 @@ parse_options(int argc, char **argv, struct cli_opts *op)
 			break;
 		case 't':
 			if (context_parse_torch(&op->ctx.torch, optarg) != 0) {
-				fprintf(stderr, "preflight: error: --torch must "
-				    "be a version like 2.11, got '%s'\n",
+				fprintf(stderr, "preflight: error: --torch "
+				    "must be a version like 2.11, got '%s'\n",
 				    optarg);
 				return -1;
 			}

@@ -189,6 +189,15 @@ def github_checks():
         check("github: properties and data escaped", cmds and any(
             c[1]["file"] == name and "odd,key:50%" in c[2] and
             c[1]["line"] == "7" for c in cmds), out)
+        open(os.path.join(d, "broken.yaml"), "w").write(
+            "base_model: x\n  a: [\n")
+        rc, out, err = pf(["broken.yaml", "--format", "github"], cwd=d)
+        check("github: a config that cannot be checked is an annotation "
+              "too, exit 2", rc == 2 and parse_commands(out) == [
+                  ("error", {"file": "broken.yaml", "line": "2",
+                             "col": "4", "title": "preflight"},
+                   "mapping values are not allowed in this context")],
+              out)
 
 
 def checkrun_checks():

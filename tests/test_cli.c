@@ -485,7 +485,8 @@ test_cli__policy_star_and_prefixes(void **state)
 		  ":4:1: error: key 'sequence_len'" },
 		{ "rules:\n  \"schema.*\": error\n  \"*\": info\n", 1,
 		  ":4:1: error: key 'sequence_len'" },
-		{ "rules:\n  \"schema.*\": off\n  \"schema.dup*\": warning\n", 0,
+		{ "rules:\n  \"schema.*\": off\n"
+		  "  \"schema.dup*\": warning\n", 0,
 		  ":4:1: warning: key 'sequence_len'" },
 	};
 	char path[256], pol[256];
@@ -582,7 +583,8 @@ test_cli__policy_file_is_found_in_parents(void **state)
 
 static const char workflow_yaml[] =
     "name: ci\non:\n  push:\n    branches: [main]\njobs:\n  build:\n"
-    "    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n"
+    "    runs-on: ubuntu-latest\n    steps:\n"
+    "      - uses: actions/checkout@v4\n"
     "      - run: make test\n";
 static const char compose_yaml[] =
     "services:\n  web:\n    image: nginx\n    ports: [\"80:80\"]\n"
