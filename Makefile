@@ -2,10 +2,14 @@
 #   make            build/preflight
 #   make test       every test, ASan + UBSan + ARENA_DEBUG (build/san)
 #   make lint       banned functions, core/ purity
-#   make deps       install missing Debian packages (apt-get as root)
+#   make deps       install the Debian packages building needs (apt-get as
+#                   root); test-deps and bench-deps add the test and
+#                   benchmark tools
+#   make install    the binary, man page, completion, systemd unit
 #   make clean
 #   make run        build and start the daemon on 127.0.0.1:8080, data/
-# Variables: B (build dir), OPT, SAN, CC, SHARED (the shared/ folder).
+# Variables: B (build dir), OPT, SAN, CC, SHARED (the shared/ folder),
+# PREFIX, DESTDIR, GIT_COMMIT, REPO_URL.
 
 CC     ?= cc
 B      ?= build
@@ -23,11 +27,13 @@ WARN  = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
         -Wmissing-prototypes -Wmissing-declarations -Wpointer-arith \
         -Wwrite-strings -Wformat=2 -Wundef -Wvla -Wconversion \
         -Wcast-qual -Wimplicit-fallthrough -Wnull-dereference
-PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
-TEST_LIBS  = $(shell pkg-config --libs $(TESTPKGS) 2>/dev/null)
+PKG_CONFIG ?= pkg-config
+PKG_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+TEST_LIBS  = $(shell $(PKG_CONFIG) --libs $(TESTPKGS) 2>/dev/null)
 CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(WARN) \
-         $(OPT) $(SAN) -MMD -MP -I. -I$(B)/gen $(PKG_CFLAGS)
+         $(OPT) $(SAN) -MMD -MP -I. -I$(B)/gen $(PKG_CFLAGS) \
+         $(if $(REPO_URL),-DPREFLIGHT_REPO_URL='"$(REPO_URL)"')
 LDFLAGS += $(SAN)
 LDLIBS = $(PKG_LIBS) -lpthread -lm
 
@@ -35,54 +41,25 @@ CORE_SRC   = $(wildcard core/*.c)
 API_SRC    = $(wildcard api/*.c)
 SERVER_SRC = $(filter-out server/main.c,$(wildcard server/*.c))
 LIB_OBJ    = $(patsubst %.c,$(B)/%.o,$(CORE_SRC) $(API_SRC) $(SERVER_SRC)) \
-             $(B)/gen/migrations.o $(B)/gen/tables.o
+             $(B)/gen/migrations.o $(B)/gen/tables.o $(B)/gen/ruledoc.o
 MIGRATIONS = $(sort $(wildcard migrations/[0-9][0-9][0-9][0-9]_*.sql))
 TESTS      = $(patsubst tests/%.c,%,$(wildcard tests/test_*.c))
 TEST_BINS  = $(addprefix $(B)/tests/,$(TESTS))
 
-.PHONY: all deps test run-tests run-bump-tests lint clean run docs bench fuzz fuzz-deps soak
+.PHONY: FORCE all deps test-deps bench-deps install uninstall test run-tests run-bump-tests lint clean run docs bench fuzz fuzz-deps soak
 .SECONDARY:
 
 all: deps
 	@$(MAKE) --no-print-directory $(B)/preflight
 
-# Debian package names for the pkg-config modules above.
-DEB_yaml-0.1 = libyaml-dev
-DEB_jansson = libjansson-dev
-DEB_libmicrohttpd = libmicrohttpd-dev
-DEB_sqlite3 = libsqlite3-dev
-DEB_gnutls = libgnutls28-dev
-DEB_cmocka = libcmocka-dev
-
+# Each target installs what it needs and no more (packaging/deps.sh):
+# `make` never asks for cmocka, PyYAML or wrk.
 deps:
-	@missing=""; \
-	command -v pkg-config >/dev/null 2>&1 || missing="pkg-config"; \
-	for p in $(PKGS) $(TESTPKGS); do \
-		pkg-config --exists $$p 2>/dev/null || case $$p in \
-		yaml-0.1) missing="$$missing $(DEB_yaml-0.1)";; \
-		jansson) missing="$$missing $(DEB_jansson)";; \
-		libmicrohttpd) missing="$$missing $(DEB_libmicrohttpd)";; \
-		sqlite3) missing="$$missing $(DEB_sqlite3)";; \
-		gnutls) missing="$$missing $(DEB_gnutls)";; \
-		cmocka) missing="$$missing $(DEB_cmocka)";; \
-		esac; \
-	done; \
-	python3 -c 'import yaml, jsonschema' 2>/dev/null || \
-		missing="$$missing python3 python3-yaml python3-jsonschema"; \
-	command -v wrk >/dev/null 2>&1 || missing="$$missing wrk"; \
-	for c in curl jq openssl; do command -v $$c >/dev/null 2>&1 || \
-		missing="$$missing $$c"; done; \
-	if [ -n "$$missing" ]; then \
-		if [ "$$(id -u)" = 0 ]; then \
-			echo "make deps: installing$$missing"; \
-			apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
-			    apt-get install -y -qq --no-install-recommends \
-			    $$missing build-essential; \
-		else \
-			echo "make deps: missing packages; run:"; \
-			echo "  sudo apt-get install -y$$missing"; exit 1; \
-		fi; \
-	fi
+	@PKG_CONFIG='$(PKG_CONFIG)' sh packaging/deps.sh build
+test-deps:
+	@PKG_CONFIG='$(PKG_CONFIG)' sh packaging/deps.sh test
+bench-deps:
+	@PKG_CONFIG='$(PKG_CONFIG)' sh packaging/deps.sh bench
 
 $(B)/preflight: $(B)/server/main.o $(LIB_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -94,6 +71,28 @@ $(B)/gen/migrations.c: $(MIGRATIONS) server/embed_sql.sh
 $(B)/gen/tables.c: core/data/gen_tables.sh $(wildcard core/data/*.tsv)
 	@mkdir -p $(dir $@)
 	sh core/data/gen_tables.sh core/data > $@.tmp && mv $@.tmp $@
+
+# Each rule's "why it matters" (api/data/ruledoc.tsv) and its failing
+# fixture as the example, for `preflight rules ID` and SARIF.
+RULE_EXAMPLES = $(wildcard tests/fixtures/rules/*.fail.yaml)
+$(B)/gen/ruledoc.c: api/embed_ruledoc.sh api/data/ruledoc.tsv $(RULE_EXAMPLES)
+	@mkdir -p $(dir $@)
+	sh api/embed_ruledoc.sh api/data/ruledoc.tsv tests/fixtures/rules \
+	    > $@.tmp && mv $@.tmp $@
+
+# The git commit `preflight version` prints.  Rewritten only when it
+# changes, so an unchanged tree relinks nothing.  Without .git (a source
+# tarball, the Docker build) pass GIT_COMMIT=...
+GIT_COMMIT ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || \
+	echo unknown)$(shell git diff --quiet HEAD -- 2>/dev/null || \
+	{ git rev-parse HEAD >/dev/null 2>&1 && echo -dirty; })
+$(B)/gen/buildinfo.h: FORCE
+	@mkdir -p $(dir $@)
+	@printf '/* generated by the Makefile; do not edit */\n#define PREFLIGHT_GIT_COMMIT "%s"\n' \
+	    '$(GIT_COMMIT)' > $@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+$(B)/server/cli.o: $(B)/gen/buildinfo.h
+FORCE:
 
 $(B)/gen/%.o: $(B)/gen/%.c
 	$(CC) $(CFLAGS) -c -o $@ $<
@@ -116,7 +115,7 @@ SANFLAGS = -fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recove
 
 # pkg-config runs when make reads this file, so everything built after
 # `deps` installs packages happens in a sub-make that sees them.
-test: deps
+test: test-deps
 	@$(MAKE) --no-print-directory build/preflight
 	@$(MAKE) --no-print-directory B=build/san OPT="-O1 -g -DARENA_DEBUG" SAN="$(SANFLAGS)" \
 	    run-tests
@@ -141,6 +140,10 @@ run-tests: $(B)/preflight $(TEST_BINS)
 	for t in $(TEST_BINS); do echo "== $$t"; $$t; done; \
 	echo "== tests/report_schema.py"; \
 	$(PYTHON) tests/report_schema.py $(B)/preflight $(SHARED); \
+	echo "== tests/cli_formats.py"; \
+	$(PYTHON) tests/cli_formats.py $(B)/preflight $(SHARED) build/preflight; \
+	echo "== tests/packaging.py"; \
+	$(PYTHON) tests/packaging.py $(B)/preflight $(SHARED); \
 	echo "== tests/http_integration.py"; \
 	$(PYTHON) tests/http_integration.py $(B)/preflight $(SHARED); \
 	echo "== tests/auth_ci.py"; \
@@ -171,10 +174,13 @@ docs: all
 # Timings are measurements, not test assertions: they live here.
 CORPUS = $(shell find $(SHARED)/corpus/axolotl/examples -name '*.y*ml' 2>/dev/null | sort)
 BENCH_ROWS ?= 100000
-bench: deps all
+bench: bench-deps all
 	@$(MAKE) --no-print-directory build/bench/core_bench build/tests/test_hostile
 	@echo "== core: every example config, 10 passes"
 	@build/bench/core_bench 10 $(CORPUS)
+	@echo "== CLI output formats: the corpus x 10 (issue #17: each within 1.5x of text)"
+	@python3 tests/bench/formats_bench.py build/preflight \
+	    $(SHARED)/corpus/axolotl/examples 10
 	@echo "== CLI cold start"
 	@python3 tests/bench/cold_start.py build/preflight \
 	    $(SHARED)/corpus/axolotl/examples/llama-3/qlora-fsdp-70b.yaml
@@ -190,7 +196,7 @@ bench: deps all
 	@echo "== queries against stored rows (BENCH_ROWS=1000000 for 10^6)"
 	@$(PYTHON) tests/bench/store_scale.py build/preflight $(BENCH_ROWS)
 
-build/bench/core_bench: tests/bench/core_bench.c build/tests/fixture.o $(patsubst %.c,build/%.o,$(CORE_SRC) $(API_SRC)) build/gen/tables.o
+build/bench/core_bench: tests/bench/core_bench.c build/tests/fixture.o $(patsubst %.c,build/%.o,$(CORE_SRC) $(API_SRC)) build/gen/tables.o build/gen/ruledoc.o
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -DSHARED_DIR='"$(SHARED)"' -DBUILD_DIR='"build"' -o $@ $^ $(LDLIBS)
 
@@ -198,7 +204,7 @@ build/bench/core_bench: tests/bench/core_bench.c build/tests/fixture.o $(patsubs
 # concurrent submissions on the sanitizer build, then 10 minutes at 500
 # requests/s of mixed reads and writes on the release build.
 SOAK_SECONDS ?= 600
-soak: deps
+soak: test-deps
 	@$(MAKE) --no-print-directory build/preflight
 	@$(MAKE) --no-print-directory B=build/san OPT="-O1 -g -DARENA_DEBUG" \
 	    SAN="$(SANFLAGS)" build/san/preflight
@@ -229,6 +235,39 @@ lint:
 clean:
 	rm -rf build
 
+# make install [PREFIX=/usr/local] [DESTDIR=]: the binary, preflight(1),
+# bash and zsh completion, the systemd unit (its ExecStart points at
+# $(PREFIX)/bin), the licence files.  tests/packaging.py installs into a
+# temporary DESTDIR and lists what lands.
+PREFIX  ?= /usr/local
+DESTDIR ?=
+BINDIR   = $(PREFIX)/bin
+MANDIR   = $(PREFIX)/share/man
+DATADIR  = $(PREFIX)/share
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+INSTALLED = $(BINDIR)/preflight $(MANDIR)/man1/preflight.1 \
+	$(DATADIR)/bash-completion/completions/preflight \
+	$(DATADIR)/zsh/site-functions/_preflight $(UNITDIR)/preflight.service \
+	$(DATADIR)/doc/preflight/LICENSE $(DATADIR)/doc/preflight/NOTICE \
+	$(DATADIR)/doc/preflight/CHANGELOG.md
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
+	    $(DESTDIR)$(DATADIR)/bash-completion/completions \
+	    $(DESTDIR)$(DATADIR)/zsh/site-functions $(DESTDIR)$(UNITDIR) \
+	    $(DESTDIR)$(DATADIR)/doc/preflight
+	install -m 755 $(B)/preflight $(DESTDIR)$(BINDIR)/preflight
+	install -m 644 packaging/preflight.1 $(DESTDIR)$(MANDIR)/man1/preflight.1
+	install -m 644 packaging/preflight.bash \
+	    $(DESTDIR)$(DATADIR)/bash-completion/completions/preflight
+	install -m 644 packaging/_preflight \
+	    $(DESTDIR)$(DATADIR)/zsh/site-functions/_preflight
+	sed 's|@BINDIR@|$(BINDIR)|g' packaging/preflight.service \
+	    > $(DESTDIR)$(UNITDIR)/preflight.service
+	chmod 644 $(DESTDIR)$(UNITDIR)/preflight.service
+	install -m 644 LICENSE NOTICE CHANGELOG.md $(DESTDIR)$(DATADIR)/doc/preflight
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+
 -include $(shell find build -name '*.d' 2>/dev/null)
 
 # libFuzzer with ASan and UBSan on four targets: the YAML document layer
@@ -244,7 +283,8 @@ FUZZ_CC = clang -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -g -O1 \
 	  -I. -Ibuild/gen $(PKG_CFLAGS)
 FUZZ_RUN = -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048
 FUZZ_API_SRC = tests/fuzz/fuzz_api.c tests/fixture_api.c $(CORE_SRC) $(API_SRC) \
-	       server/store_sqlite.c build/gen/tables.c build/gen/migrations.c
+	       server/store_sqlite.c build/gen/tables.c build/gen/migrations.c \
+	       build/gen/ruledoc.c
 fuzz-deps:
 	@if ! command -v clang >/dev/null 2>&1 || \
 	    ! ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a \
@@ -257,7 +297,7 @@ fuzz-deps:
 		    "libclang-rt-dev"; exit 1; fi; \
 	fi
 
-fuzz: fuzz-deps build/gen/tables.c build/gen/migrations.c
+fuzz: fuzz-deps build/gen/tables.c build/gen/migrations.c build/gen/ruledoc.c
 	@mkdir -p build/fuzz/check/corpus build/fuzz/json/corpus \
 	    build/fuzz/route/corpus build/fuzz/doc/corpus
 	$(FUZZ_CC) -o build/fuzz/fuzz_check tests/fuzz/fuzz_check.c \

@@ -47,7 +47,8 @@ api_json_text(struct api_resp *resp, int status, char *body, size_t len)
 void
 api_json(struct api_resp *resp, int status, json_t *j)
 {
-	char *text = j != NULL ? json_dumps(j, JSON_COMPACT) : NULL;
+	char *text = j != NULL ? json_dumps(j, JSON_COMPACT |
+	    JSON_REAL_PRECISION(15)) : NULL;	/* jw_num2's numbers */
 
 	json_decref(j);
 	if (text == NULL) {

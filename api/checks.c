@@ -1306,7 +1306,7 @@ changes(const struct store_check *newer, const struct store_check *older,
 
 	if (j != NULL)
 		json_object_set_new(j, "memory_delta_gib", kn && ko ?
-		    json_real(pn - po) : json_null());
+		    json_real(jw_round2(pn - po)) : json_null());
 	json_decref(empty);
 	return j;
 }

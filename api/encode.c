@@ -4,6 +4,7 @@
  */
 #include "encode.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -319,27 +320,252 @@ sev_colour(enum severity s)
 	return "";
 }
 
+/* "~48.6k", "~907", "~1.2M": a rate as people read it. */
+static void
+rate_text(char *out, size_t cap, double v)
+{
+	if (v >= 999500.0)
+		snprintf(out, cap, "~%.1fM", v / 1e6);
+	else if (v >= 999.5)
+		snprintf(out, cap, "~%.1fk", v / 1e3);
+	else
+		snprintf(out, cap, "~%.0f", v);
+}
+
+/* GitHub workflow-command escaping: data (the message) escapes % CR LF;
+   a property value also , and :. */
+static void
+gh_escape(FILE *out, const char *s, bool property)
+{
+	for (; *s != '\0'; s++) {
+		if (*s == '%')
+			fputs("%25", out);
+		else if (*s == '\r')
+			fputs("%0D", out);
+		else if (*s == '\n')
+			fputs("%0A", out);
+		else if (property && *s == ':')
+			fputs("%3A", out);
+		else if (property && *s == ',')
+			fputs("%2C", out);
+		else
+			putc(*s, out);
+	}
+}
+
+void
+encode_github_command(FILE *out, enum severity sev, const char *path,
+    unsigned line, unsigned col, const char *title, const char *message,
+    const char *hint)
+{
+	static const char *const cmd[] = { "notice", "warning", "error" };
+
+	fprintf(out, "::%s file=", cmd[sev]);
+	gh_escape(out, path, true);
+	fprintf(out, ",line=%u,col=%u,title=", line > 0 ? line : 1,
+	    col > 0 ? col : 1);
+	gh_escape(out, title, true);
+	fputs("::", out);
+	gh_escape(out, message, false);
+	if (hint != NULL && hint[0] != '\0') {
+		fputs("%0Afix: ", out);
+		gh_escape(out, hint, false);
+	}
+	putc('\n', out);
+}
+
+/* The terms of the peak, largest first, as "weights 15.1, ...". */
+static void
+terms_text(FILE *out, const struct mem_breakdown *b)
+{
+	struct {
+		const char *name;
+		double gib;
+	} t[] = {
+		{ "weights", b->weights_gib },
+		{ "gradients", b->gradients_gib },
+		{ "optimizer", b->optimizer_gib },
+		{ "activations", b->activations_gib },
+		{ "logits", b->logits_gib },
+		{ "buffers", b->buffers_gib },
+		{ "runtime", b->runtime_gib },
+	};
+	size_t n = sizeof(t) / sizeof(t[0]), i, j, shown = 0;
+
+	/* Insertion sort, stable: equal terms keep the breakdown's order. */
+	for (i = 1; i < n; i++)
+		for (j = i; j > 0 && t[j].gib > t[j - 1].gib; j--) {
+			const char *nm = t[j].name;
+			double g = t[j].gib;
+
+			t[j] = t[j - 1];
+			t[j - 1].name = nm;
+			t[j - 1].gib = g;
+		}
+	for (i = 0; i < n; i++) {
+		if (t[i].gib < 0.05)
+			continue;
+		fprintf(out, "%s%s %.1f", shown > 0 ? ", " : " (", t[i].name,
+		    t[i].gib);
+		shown++;
+	}
+	if (shown > 0)
+		putc(')', out);
+}
+
+/*
+ * The memory line: `memory: 46.2 of 79.6 GiB per GPU (weights 15.1, ...),
+ * ~48.6k tokens/s`.  The peak is what decides fits; a calibration range
+ * around it (issue 15) belongs right after "per GPU".
+ */
+static void
+memory_text(FILE *out, const struct estimate *e, const char *file,
+    const char *bold, const char *reset)
+{
+	char rate[32];
+
+	fprintf(out, "%s%s:%s memory: ", bold, file, reset);
+	if (!e->known) {
+		fprintf(out, "not estimated: %s is not in the model catalog "
+		    "(give its config.json with --model-config)\n",
+		    e->model_id != NULL ? e->model_id : "the model");
+		return;
+	}
+	fprintf(out, "%.1f of %.1f GiB per GPU", e->per_gpu_peak_gib,
+	    e->capacity_gib);
+	terms_text(out, &e->breakdown);
+	if (e->bound != NULL && e->tokens_per_second > 0) {
+		rate_text(rate, sizeof(rate), e->tokens_per_second);
+		fprintf(out, ", %s tokens/s", rate);
+	}
+	if (!e->fits)
+		fputs(", does not fit", out);
+	putc('\n', out);
+}
+
+/* A JSON value as YAML flow text: strings bare, objects {k: v}. */
+static void
+yaml_value(FILE *out, const json_t *v)
+{
+	const char *k;
+	json_t *x;
+	size_t i;
+
+	switch (json_typeof(v)) {
+	case JSON_STRING:
+		fputs(json_string_value(v), out);
+		break;
+	case JSON_INTEGER:
+		fprintf(out, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+		break;
+	case JSON_REAL:
+		fprintf(out, "%g", json_real_value(v));
+		break;
+	case JSON_TRUE:
+		fputs("true", out);
+		break;
+	case JSON_FALSE:
+		fputs("false", out);
+		break;
+	case JSON_NULL:
+		fputs("null", out);
+		break;
+	case JSON_OBJECT:
+		i = 0;
+		putc('{', out);
+		json_object_foreach((json_t *)(uintptr_t)v, k, x) {
+			fprintf(out, "%s%s: ", i++ > 0 ? ", " : "", k);
+			yaml_value(out, x);
+		}
+		putc('}', out);
+		break;
+	case JSON_ARRAY:
+		putc('[', out);
+		for (i = 0; i < json_array_size(v); i++) {
+			if (i > 0)
+				fputs(", ", out);
+			yaml_value(out, json_array_get(v, i));
+		}
+		putc(']', out);
+		break;
+	}
+}
+
+/* `to fit: set adapter: qlora, ... -> 21.5 GiB per GPU, ~604 tokens/s
+   (why)`, one line per suggestion. */
+static void
+suggestions_text(FILE *out, const struct report *r, const char *file,
+    const char *bold, const char *reset)
+{
+	size_t i;
+
+	for (i = 0; i < r->nsuggestions; i++) {
+		const struct suggestion *sg = &r->suggestions[i];
+		json_t *set = json_loads(sg->set_json, JSON_PRESERVE_ORDER,
+		    NULL);
+		const char *k;
+		json_t *v;
+		size_t n = 0;
+		char rate[32];
+
+		fprintf(out, "%s%s:%s %s: set ", bold, file, reset,
+		    r->estimate != NULL && r->estimate->fits ? "more headroom" :
+		    "to fit");
+		if (set != NULL && json_is_object(set))
+			json_object_foreach(set, k, v) {
+				fprintf(out, "%s%s: ", n++ > 0 ? ", " : "", k);
+				yaml_value(out, v);
+			}
+		else
+			fputs(sg->set_json, out);
+		json_decref(set);
+		rate_text(rate, sizeof(rate), sg->tokens_per_second);
+		fprintf(out, " -> %.1f GiB per GPU, %s tokens/s (%s)\n",
+		    sg->per_gpu_peak_gib, rate, sg->why);
+	}
+}
+
 void
 encode_report_text(FILE *out, const struct report *r, const char *file,
-    bool colour)
+    const struct text_opts *opts)
 {
-	const char *bold = colour ? "\033[1m" : "";
-	const char *reset = colour ? "\033[0m" : "";
-	size_t i;
+	static const struct text_opts plain = { false, TEXT_PLAIN, NULL };
+	const struct text_opts *o = opts != NULL ? opts : &plain;
+	const char *bold = o->colour ? "\033[1m" : "";
+	const char *dim = o->colour ? "\033[2m" : "";
+	const char *reset = o->colour ? "\033[0m" : "";
+	size_t total, hidden, i;
 
 	for (i = 0; i < r->nfindings; i++) {
 		const struct finding *f = &r->findings[i];
 
+		if (o->style == TEXT_GITHUB) {
+			encode_github_command(out, f->severity, o->path !=
+			    NULL ? o->path : file, f->line, f->col, f->rule,
+			    f->message, f->hint);
+			continue;
+		}
 		fprintf(out, "%s%s:%u:%u:%s %s%s:%s %s [%s]\n", bold, file,
 		    f->line, f->col, reset,
-		    colour ? sev_colour(f->severity) : "",
+		    o->colour ? sev_colour(f->severity) : "",
 		    severity_name(f->severity), reset, f->message, f->rule);
+		if (f->hint != NULL && f->hint[0] != '\0')
+			fprintf(out, "    %sfix:%s %s\n", dim, reset, f->hint);
 	}
-	fprintf(out, "%s%s:%s %s (%zu error%s, %zu warning%s, %zu info) "
-	    "on %ld x %s\n", bold, file, reset, verdict_name(r->verdict),
+	if (r->estimate != NULL)
+		memory_text(out, r->estimate, file, bold, reset);
+	suggestions_text(out, r, file, bold, reset);
+	total = r->count[SEV_ERROR] + r->count[SEV_WARNING] +
+	    r->count[SEV_INFO];
+	hidden = total > r->nfindings ? total - r->nfindings : 0;
+	fprintf(out, "%s%s:%s %s (%zu error%s, %zu warning%s, %zu info",
+	    bold, file, reset, verdict_name(r->verdict),
 	    r->count[SEV_ERROR], r->count[SEV_ERROR] == 1 ? "" : "s",
 	    r->count[SEV_WARNING], r->count[SEV_WARNING] == 1 ? "" : "s",
-	    r->count[SEV_INFO], r->ctx.gpus, r->ctx.gpu);
+	    r->count[SEV_INFO]);
+	if (hidden > 0)
+		fprintf(out, "; %zu not shown, --verbose shows them", hidden);
+	fprintf(out, ") on %ld x %s\n", r->ctx.gpus, r->ctx.gpu);
 }
 
 json_t *

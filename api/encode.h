@@ -38,12 +38,41 @@ void encode_report_members(struct jsonw *w, const struct report *r,
 /* The "context" object as compact JSON text (malloc'd), or NULL. */
 char *encode_context_json_text(const struct context *c);
 
+enum text_style {
+	TEXT_PLAIN,		/* compiler-style finding lines */
+	TEXT_GITHUB		/* findings as GitHub workflow commands */
+};
+
+struct text_opts {
+	bool colour;		/* ANSI colours: a tty, NO_COLOR unset */
+	enum text_style style;
+	const char *path;	/* TEXT_GITHUB: the file's path from the
+				   workspace root; NULL: file */
+};
+
 /*
- * Write the report as text to out: one `file:line:col: severity: message
- * [rule]` line per finding, then a summary line.  colour adds ANSI colours.
+ * Write the report as text to out (issue 17): each finding of
+ * r->findings as `file:line:col: severity: message [rule]` with its hint
+ * on the next line (`    fix: ...`), or as a workflow command
+ * (`::error file=F,line=L,col=C,title=RULE::message%0Afix: hint`); then
+ * the memory line (`file: memory: 46.2 of 79.6 GiB per GPU (weights 15.1,
+ * ...), ~48.6k tokens/s`), one line per suggestion, and the summary,
+ * which counts every finding (r->count) and says how many r->findings
+ * leaves out (a caller shows only some severities).  o NULL: plain text
+ * without colour.
  */
 void encode_report_text(FILE *out, const struct report *r, const char *file,
-    bool colour);
+    const struct text_opts *o);
+
+/*
+ * One GitHub Actions workflow command, which GitHub turns into an
+ * annotation on the pull request: `::error file=PATH,line=L,col=C,
+ * title=TITLE::message%0Afix: hint` (notice/warning/error by sev; hint
+ * may be NULL), with GitHub's escaping of properties and data.
+ */
+void encode_github_command(FILE *out, enum severity sev, const char *path,
+    unsigned line, unsigned col, const char *title, const char *message,
+    const char *hint);
 
 struct rule_def;
 

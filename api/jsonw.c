@@ -145,6 +145,58 @@ jw_str(struct jsonw *w, const char *s)
 }
 
 void
+jw_xml(struct jsonw *w, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t left = strlen(s), n;
+
+	while (left > 0) {
+		const char *esc = NULL;
+
+		switch (*p) {
+		case '&':
+			esc = "&amp;";
+			break;
+		case '<':
+			esc = "&lt;";
+			break;
+		case '>':
+			esc = "&gt;";
+			break;
+		case '"':
+			esc = "&quot;";
+			break;
+		case '\'':
+			esc = "&apos;";
+			break;
+		case '\n':
+			esc = "&#10;";
+			break;
+		case '\r':
+			esc = "&#13;";
+			break;
+		case '\t':
+			esc = "&#9;";
+			break;
+		default:
+			break;
+		}
+		if (esc != NULL) {
+			jw_lit(w, esc);
+			n = 1;
+		} else if (*p < 0x20 || (n = utf8_len(p, left)) == 0) {
+			/* Not allowed in XML 1.0, or not UTF-8. */
+			jw_lit(w, "\xef\xbf\xbd");
+			n = 1;
+		} else {
+			jw_raw(w, (const char *)p, n);
+		}
+		p += n;
+		left -= n;
+	}
+}
+
+void
 jw_int(struct jsonw *w, long long v)
 {
 	char b[24];
@@ -153,22 +205,126 @@ jw_int(struct jsonw *w, long long v)
 	jw_raw(w, b, (size_t)n);
 }
 
+/*
+ * The one number format of every JSON preflight writes (issue 17): the
+ * value rounded to 2 decimals, then trailing zeros dropped down to one
+ * decimal: 5.93, 46.2, 0.0.  For every value below 10^13 this is the
+ * shortest text that reads back as the rounded double, which is what
+ * jansson prints with JSON_REAL_PRECISION(15) and Python's json prints,
+ * so a report reads the same whichever path wrote it.
+ */
 void
 jw_num2(struct jsonw *w, double v)
 {
 	char b[48];
-	int n;
+	size_t n;
+	int k;
 
 	if (!isfinite(v)) {
 		jw_lit(w, "null");
 		return;
 	}
-	n = snprintf(b, sizeof(b), "%.2f", v);
-	if (n < 0 || (size_t)n >= sizeof(b)) {
+	k = snprintf(b, sizeof(b), "%.2f", v);
+	if (k < 0 || (size_t)k >= sizeof(b)) {
 		jw_lit(w, "null");
 		return;
 	}
-	jw_raw(w, b, (size_t)n);
+	n = (size_t)k;
+	while (b[n - 1] == '0' && b[n - 2] != '.')
+		n--;
+	if (strncmp(b, "-0.0", n) == 0 && n == 4) {
+		jw_lit(w, "0.0");
+		return;
+	}
+	jw_raw(w, b, n);
+}
+
+double
+jw_round2(double v)
+{
+	char b[48];
+	double r;
+
+	/* Through the same "%.2f" as jw_num2, so the two never disagree on
+	   a value halfway between two cents (1.115 is 1.11 in both). */
+	if (!isfinite(v) || snprintf(b, sizeof(b), "%.2f", v) >=
+	    (int)sizeof(b))
+		return v;
+	r = strtod(b, NULL);
+	return r == 0.0 ? 0.0 : r;
+}
+
+/* A newline and "  " * depth, in one append. */
+static void
+newline(struct jsonw *w, unsigned depth)
+{
+	static const char nl[] = "\n                                "
+	    "                                ";
+	size_t n = 1 + (size_t)depth * 2;
+
+	if (n <= sizeof(nl) - 1) {
+		jw_raw(w, nl, n);
+		return;
+	}
+	jw_raw(w, nl, 1);
+	for (n--; n > 0; n--)
+		jw_raw(w, " ", 1);
+}
+
+void
+jw_indent(struct jsonw *w, const char *text, size_t len, unsigned depth)
+{
+	size_t i = 0;
+
+	while (i < len) {
+		char c = text[i];
+
+		if (c == '"') {
+			size_t j = i + 1;
+
+			while (j < len && text[j] != '"')
+				j += text[j] == '\\' ? 2 : 1;
+			if (j >= len)
+				j = len - 1;
+			jw_raw(w, text + i, j + 1 - i);
+			i = j + 1;
+		} else if (c == '{' || c == '[') {
+			char close = c == '{' ? '}' : ']';
+
+			if (i + 1 < len && text[i + 1] == close) {
+				jw_raw(w, text + i, 2);
+				i += 2;
+				continue;
+			}
+			jw_raw(w, &c, 1);
+			newline(w, ++depth);
+			i++;
+		} else if (c == '}' || c == ']') {
+			newline(w, depth > 0 ? --depth : 0);
+			jw_raw(w, &c, 1);
+			i++;
+		} else if (c == ',') {
+			jw_raw(w, ",", 1);
+			newline(w, depth);
+			i++;
+		} else if (c == ':') {
+			jw_raw(w, ": ", 2);
+			i++;
+		} else {
+			size_t j = i;
+
+			/* A number or a literal; anything else (the writer
+			   never emits whitespace) is copied byte by byte. */
+			do
+				j++;
+			while (j < len && text[j] != '"' && text[j] != '{' &&
+			    text[j] != '[' && text[j] != '}' &&
+			    text[j] != ']' && text[j] != ',' &&
+			    text[j] != ':');
+			jw_raw(w, text + i, j - i);
+			i = j;
+		}
+	}
 }
 
 void

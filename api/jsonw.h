@@ -23,9 +23,28 @@ void jw_lit(struct jsonw *w, const char *s);	/* jw_raw of a C string */
 /* A JSON string; NULL writes null.  Invalid UTF-8 becomes U+FFFD. */
 void jw_str(struct jsonw *w, const char *s);
 void jw_int(struct jsonw *w, long long v);
+/* s escaped for XML text or a quoted attribute (the JUnit writer):
+   & < > " ' and line breaks as entities; other control characters and
+   invalid UTF-8 become U+FFFD, which XML 1.0 allows. */
+void jw_xml(struct jsonw *w, const char *s);
 void jw_bool(struct jsonw *w, bool v);
-/* A number rounded to 2 decimals; NaN and infinities write null. */
+/*
+ * A number rounded to 2 decimals without trailing zeros past the first
+ * decimal (5.93, 46.2, 0.0): the one number format of every JSON the CLI
+ * and the API write.  NaN and infinities write null.
+ */
 void jw_num2(struct jsonw *w, double v);
+/* v rounded to 2 decimals as jw_num2 prints it, for a number that goes
+   through jansson (dumped with JSON_REAL_PRECISION(15) it prints the
+   same text). */
+double jw_round2(double v);
+/*
+ * Append compact JSON text (as this writer makes it) re-indented the way
+ * json_dumps(JSON_INDENT(2)) lays it out, starting at nesting depth
+ * depth: for people reading the CLI's --format json.
+ */
+void jw_indent(struct jsonw *w, const char *text, size_t len,
+    unsigned depth);
 /* `"key":` (key is a trusted literal: no escaping). */
 void jw_key(struct jsonw *w, const char *key);
 

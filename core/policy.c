@@ -41,6 +41,112 @@ parse_severity(const char *s)
 	return -2;
 }
 
+/*
+ * Resolve pattern into *out (severity left to the caller); NULL, or what
+ * is wrong with it.  An exact id points at the catalog's string; a
+ * prefix's id at pattern itself, '*' included: the caller copies it.
+ */
+static const char *
+resolve(struct policy_rule *out, const char *pattern)
+{
+	const struct rule_def *all, *rd;
+	const char *star = strchr(pattern, '*');
+	size_t n, i, len;
+
+	memset(out, 0, sizeof(*out));
+	if (star == NULL) {
+		rd = rules_find(pattern);
+		if (rd == NULL)
+			return "unknown rule ";
+		out->id = rd->id;
+		return NULL;
+	}
+	len = (size_t)(star - pattern);
+	if (star[1] != '\0')
+		return "a pattern has one '*', at its end: ";
+	all = rules_all(&n);
+	for (i = 0; i < n; i++)
+		if (strncmp(all[i].id, pattern, len) == 0)
+			break;
+	if (i == n)
+		return "no rule id starts with ";
+	out->id = pattern;
+	out->prefix = true;
+	return NULL;
+}
+
+int
+policy_pattern(struct policy_rule *out, const char *pattern,
+    struct arena *a, struct err *e)
+{
+	const char *why = resolve(out, pattern);
+
+	if (why != NULL)
+		return err_set(e, ERR_SCHEMA, NULL, "%s'%.100s'", why,
+		    pattern);
+	if (out->prefix) {
+		out->id = arena_strndup(a, pattern, strlen(pattern) - 1);
+		if (out->id == NULL)
+			return err_set(e, ERR_NOMEM, NULL, "out of memory");
+	}
+	out->severity = POLICY_OFF;
+	return 0;
+}
+
+int
+policy_add_ignore(struct policy *p, const char *pattern, struct arena *a,
+    struct err *e)
+{
+	struct policy_rule *grown;
+	int rv;
+
+	grown = ARENA_NEW(a, struct policy_rule, p->nignore + 1);
+	if (grown == NULL)
+		return err_set(e, ERR_NOMEM, NULL, "out of memory");
+	if (p->nignore > 0)
+		memcpy(grown, p->ignore, p->nignore * sizeof(*grown));
+	rv = policy_pattern(&grown[p->nignore], pattern, a, e);
+	if (rv != 0)
+		return rv;
+	p->ignore = grown;
+	p->nignore++;
+	return 0;
+}
+
+/* Does r match id?  An exact id, or a prefix of it. */
+static bool
+matches(const struct policy_rule *r, const char *id)
+{
+	if (!r->prefix)
+		return strcmp(r->id, id) == 0;
+	return strncmp(r->id, id, strlen(r->id)) == 0;
+}
+
+int
+policy_severity(const struct policy *p, const char *id, int sev)
+{
+	const struct policy_rule *best = NULL;
+	size_t i;
+
+	for (i = 0; i < p->nignore; i++)
+		if (matches(&p->ignore[i], id))
+			return POLICY_OFF;
+	/* The exact id, else the longest prefix; a later entry wins a
+	   tie. */
+	for (i = 0; i < p->nrules; i++) {
+		const struct policy_rule *r = &p->rules[i];
+
+		if (!matches(r, id))
+			continue;
+		if (best == NULL || !r->prefix ||
+		    (best->prefix && strlen(r->id) >= strlen(best->id)))
+			best = r;
+		if (!r->prefix)
+			break;
+	}
+	return best != NULL ? best->severity : sev;
+}
+
 int
 policy_parse(struct policy **out, const char *buf, size_t len,
     struct arena *a, struct err *e)
@@ -84,17 +190,28 @@ policy_parse(struct policy **out, const char *buf, size_t len,
 				    parse_severity(r->value->text) :
 				    r->value->kind == DOC_BOOL && !r->value->b ?
 				    POLICY_OFF : -2;
-				const struct rule_def *rd = r->key->kind ==
-				    DOC_STR ? rules_find(r->key->text) : NULL;
+				const char *why = r->key->kind == DOC_STR ?
+				    resolve(&p->rules[p->nrules],
+				    r->key->text) : "a rule id or a pattern, "
+				    "not ";
 
-				if (rd == NULL)
+				if (why != NULL)
 					return bad(e, ERR_SCHEMA, &r->key_loc,
-					    "unknown rule ", r->key->text);
+					    why, r->key->kind == DOC_STR ?
+					    r->key->text : "a number");
+				if (p->rules[p->nrules].prefix) {
+					const char *t = r->key->text;
+
+					p->rules[p->nrules].id =
+					    arena_strndup(a, t, strlen(t) - 1);
+					if (p->rules[p->nrules].id == NULL)
+						return err_set(e, ERR_NOMEM,
+						    NULL, "out of memory");
+				}
 				if (sev == -2)
 					return bad(e, ERR_SCHEMA,
 					    &r->value_loc, "severity must be "
 					    "off, info, warning or error", "");
-				p->rules[p->nrules].id = rd->id;
 				p->rules[p->nrules++].severity = sev;
 			}
 		} else if (strcmp(key, "max_gpus") == 0) {
@@ -156,26 +273,6 @@ policy_apply(struct report *r, const struct policy *p, struct arena *a)
 	size_t i;
 	int rv;
 
-	/* Severity overrides, and rules turned off. */
-	r->tail = NULL;
-	r->nfindings = 0;
-	memset(r->count, 0, sizeof(r->count));
-	while ((f = *link) != NULL) {
-		int sev = (int)f->severity;
-
-		for (i = 0; i < p->nrules; i++)
-			if (strcmp(p->rules[i].id, f->rule) == 0)
-				sev = p->rules[i].severity;
-		if (sev == POLICY_OFF) {
-			*link = f->next;
-			continue;
-		}
-		f->severity = (enum severity)sev;
-		r->count[f->severity]++;
-		r->nfindings++;
-		r->tail = f;
-		link = &f->next;
-	}
 	if (p->max_gpus > 0 && r->ctx.gpus > p->max_gpus) {
 		snprintf(msg, sizeof(msg), "%ld GPUs requested; the policy "
 		    "allows at most %ld", r->ctx.gpus, p->max_gpus);
@@ -206,6 +303,23 @@ policy_apply(struct report *r, const struct policy *p, struct arena *a)
 		    "with bf16)", msg);
 		if (rv != 0)
 			return rv;
+	}
+	/* Severity overrides, and rules turned off (policy.* too). */
+	r->tail = NULL;
+	r->nfindings = 0;
+	memset(r->count, 0, sizeof(r->count));
+	while ((f = *link) != NULL) {
+		int sev = policy_severity(p, f->rule, (int)f->severity);
+
+		if (sev == POLICY_OFF) {
+			*link = f->next;
+			continue;
+		}
+		f->severity = (enum severity)sev;
+		r->count[f->severity]++;
+		r->nfindings++;
+		r->tail = f;
+		link = &f->next;
 	}
 	return 0;
 }

@@ -1,5 +1,6 @@
 /*
- * server/cli: `preflight check`, the offline check mode.
+ * server/cli: `preflight check`, the offline check mode, and `preflight
+ * version`.
  */
 #ifndef SERVER_CLI_H
 #define SERVER_CLI_H
@@ -10,5 +11,9 @@
  * all files).
  */
 int cli_check(int argc, char **argv);
+
+/* `preflight version`: the version, the git commit of the build and the
+   Axolotl commit the rules follow.  0, or 2 on a bad invocation. */
+int cli_version(int argc, char **argv);
 
 #endif /* SERVER_CLI_H */

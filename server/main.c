@@ -11,7 +11,10 @@
 #include <jansson.h>
 
 #include "api/encode.h"
+#include "backup.h"
 #include "cli.h"
+#include "explain.h"
+#include "health.h"
 #include "serve.h"
 #include "token.h"
 #include "core/doc.h"
@@ -22,13 +25,17 @@ static void
 usage(FILE *out)
 {
 	fprintf(out,
-	    "usage: preflight check [FILE... | -] [options]   "
-	    "(preflight check --help)\n"
-	    "       preflight serve [options]   (preflight serve --help)\n"
-	    "       preflight rules [--format text|json|markdown]\n"
+	    "usage: preflight check [FILE | DIR | -]... [options]\n"
+	    "       preflight serve [options]\n"
+	    "       preflight rules [--format text|json|markdown] | rules ID\n"
+	    "       preflight explain ID\n"
 	    "       preflight token create|list|revoke ... --db FILE\n"
 	    "       preflight migrate --db FILE\n"
-	    "       preflight version\n");
+	    "       preflight backup --db FILE --to FILE [--force]\n"
+	    "       preflight health [--url URL]\n"
+	    "       preflight version\n"
+	    "Each command's options and defaults: preflight COMMAND "
+	    "--help\n");
 }
 
 /* `preflight rules [--format text|json|markdown]`: the rule catalog. */
@@ -39,6 +46,8 @@ rules_main(int argc, char **argv)
 	const char *fmt = "text";
 	size_t n, i;
 
+	if (argc == 2 && strcmp(argv[1], "--format") != 0)
+		return explain_main(argc, argv);	/* rules ID, --help */
 	if (argc == 3 && strcmp(argv[1], "--format") == 0)
 		fmt = argv[2];
 	else if (argc != 1) {
@@ -118,16 +127,19 @@ main(int argc, char **argv)
 		return serve_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "rules") == 0)
 		return rules_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "explain") == 0)
+		return explain_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "backup") == 0)
+		return backup_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "health") == 0)
+		return health_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "token") == 0)
 		return token_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "migrate") == 0)
 		return migrate_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "version") == 0 ||
-	    strcmp(argv[1], "--version") == 0) {
-		printf("preflight %s (rules follow axolotl %s)\n",
-		    PREFLIGHT_VERSION, PREFLIGHT_AXOLOTL_COMMIT);
-		return 0;
-	}
+	    strcmp(argv[1], "--version") == 0)
+		return cli_version(argc - 1, argv + 1);
 	if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 ||
 	    strcmp(argv[1], "-h") == 0) {
 		usage(stdout);

@@ -290,28 +290,66 @@ static void
 serve_usage(FILE *out)
 {
 	fprintf(out,
-	    "usage: preflight serve [-n] [--listen ADDR:PORT] [--db FILE] "
-	    "[--auth none|token]\n"
-	    "                       [--max-body SIZE] [--request-memory SIZE] "
-	    "[--retain-days N]\n"
-	    "                       [--durability normal|full] "
-	    "[--cors-origin ORIGIN]... [--log FILE]\n"
-	    "                       [--max-connections N] "
-	    "[--connection-timeout SECONDS] [--threads N]\n"
-	    "                       [--max-connections-per-address N]\n"
-	    "                       [--insecure-no-auth] [--metrics-token TOKEN | "
-	    "--metrics-token-file FILE]\n"
-	    "                       [--quota-checks-per-minute N] "
-	    "[--quota-bytes-per-day SIZE]\n"
-	    "                       [--query-budget-ms MS] "
-	    "[--quick-check-interval SECONDS]\n"
-	    "                       [--ci-secret-file FILE] [--ci-team TEAM]\n"
-	    "                       [--tls-cert FILE --tls-key FILE]\n"
-	    "                       [--hf-cache DIR] (Hugging Face hub cache: "
-	    "config.json of models the catalog lacks)\n"
-	    "The CI secret can also come from PREFLIGHT_CI_SECRET.\n"
-	    "Each flag can also be set as PREFLIGHT_<FLAG> (e.g. "
-	    "PREFLIGHT_LISTEN, PREFLIGHT_DB).\n");
+"usage: preflight serve [-n] [options]\n"
+"\n"
+"The HTTP API (openapi.yaml) with every check stored in one SQLite file.\n"
+"  -n                          check the options and the database, then "
+"exit\n"
+"  --listen ADDR:PORT          where to listen (default 127.0.0.1:8080)\n"
+"  --db FILE                   the database (default data/preflight.db)\n"
+"  --auth none|token           bearer tokens on /v1 (default none; "
+"required\n"
+"                              off loopback unless --insecure-no-auth)\n"
+"  --insecure-no-auth          allow --auth none on a non-loopback "
+"address\n"
+"  --max-body SIZE             largest request body (default 1MiB)\n"
+"  --request-memory SIZE       memory budget per request (default "
+"64MiB)\n"
+"  --retain-days N             delete checks older than N days (default 0:"
+" keep)\n"
+"  --durability normal|full    fsync every commit with full (default "
+"normal)\n"
+"  --cors-origin ORIGIN        allow a browser origin (repeatable; default"
+" none)\n"
+"  --log FILE                  JSON log lines (default stderr; reopened "
+"on SIGHUP)\n"
+"  --max-connections N         open connections (default 1000)\n"
+"  --max-connections-per-address N   open connections per client address\n"
+"                              (default 64; 0: no limit, e.g. behind a "
+"proxy)\n"
+"  --connection-timeout SEC    idle connection timeout (default 30)\n"
+"  --threads N                 request threads (default 4)\n"
+"  --metrics-token TOKEN       protect /metrics (default: open)\n"
+"  --metrics-token-file FILE   the same, read from a file (not in ps)\n"
+"  --quota-checks-per-minute N   checks a team may run a minute "
+"(default 600;\n"
+"                              0: no limit), then 429\n"
+"  --quota-bytes-per-day SIZE  bytes a team may store a UTC day "
+"(default 1GiB;\n"
+"                              0: no limit), then 429\n"
+"  --query-budget-ms MS        time one read may take (default 2000), "
+"then 503\n"
+"  --quick-check-interval SEC  PRAGMA quick_check in the background "
+"(default 300;\n"
+"                              0: only at start)\n"
+"  --ci-secret-file FILE       HMAC secret of POST /v1/ci/checks "
+"(default:\n"
+"                              PREFLIGHT_CI_SECRET; none: the route is "
+"off)\n"
+"  --ci-team TEAM              team CI checks are stored for (default "
+"ci)\n"
+"  --tls-cert FILE --tls-key FILE   serve HTTPS (PEM; default: plain "
+"HTTP)\n"
+"  --policy FILE               the organization's policy, reloaded on "
+"SIGHUP\n"
+"                              (default: none)\n"
+"  --hf-cache DIR              Hugging Face hub cache for config.json of "
+"models\n"
+"                              the catalog lacks (default: none)\n"
+"  -h, --help                  this help\n"
+"Each flag can also be set as PREFLIGHT_<FLAG> (PREFLIGHT_LISTEN, "
+"PREFLIGHT_DB,\n"
+"...; PREFLIGHT_CORS_ORIGIN takes a comma-separated list); flags win.\n");
 }
 
 enum {
@@ -997,6 +1035,7 @@ migrate_main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "db", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct store_sqlite *s;
@@ -1005,7 +1044,14 @@ migrate_main(int argc, char **argv)
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		if (c == 'h') {
+			printf("usage: preflight migrate --db FILE\n\nApply "
+			    "the pending migrations and print the schema "
+			    "version.\n  --db FILE   the database (default: "
+			    "PREFLIGHT_DB)\n  -h, --help  this help\n");
+			return 0;
+		}
 		if (c != 'd') {
 			fprintf(stderr, "usage: preflight migrate --db FILE\n");
 			return 2;

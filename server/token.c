@@ -23,7 +23,11 @@ usage(FILE *out)
 	    "usage: preflight token create --team NAME [--admin] --db FILE\n"
 	    "       preflight token list --db FILE\n"
 	    "       preflight token revoke ID --db FILE\n"
-	    "--db defaults to PREFLIGHT_DB.\n");
+	    "  --team NAME   the team the token acts for (create; required)\n"
+	    "  --admin       the token sees every team (default: its own "
+	    "only)\n"
+	    "  --db FILE     the database (default: PREFLIGHT_DB)\n"
+	    "A new token is printed once; only its SHA-256 is stored.\n");
 }
 
 static int64_t
@@ -84,6 +88,10 @@ token_main(int argc, char **argv)
 	if (argc < 2) {
 		usage(stderr);
 		return 2;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		usage(stdout);
+		return 0;
 	}
 	verb = argv[1];
 	optind = 2;

@@ -263,7 +263,8 @@ def main():
         doc = json.loads(p.stdout)
         check("CLI --format sarif validates", p.returncode == 0 and not list(
             jsonschema.Draft4Validator(SARIF_SCHEMA).iter_errors(doc)))
-        p = subprocess.run([BIN, "check", cf, cf, "--format", "github"],
+        p = subprocess.run([BIN, "check", cf, cf, "--format",
+                            "github-checkrun"],
                            capture_output=True, text=True)
         doc = json.loads(p.stdout)
         check("CLI --format github caps at 50", len(doc["annotations"]) ==

@@ -1,6 +1,7 @@
 /*
- * tests/test_policy: policy files (severity overrides, off, GPU limits,
- * bf16) and inline suppressions, including a policy that forbids them.
+ * tests/test_policy: policy files (severity overrides, off, "*" and
+ * prefix patterns, --ignore, GPU limits, bf16) and inline suppressions,
+ * including a policy that forbids them.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -112,6 +113,9 @@ test_policy__bad_files_are_refused(void **state)
 		{ "require_bf16: maybe\n", "must be true or false" },
 		{ "colour: blue\n", "unknown key" },
 		{ "- a\n", "root must be a mapping" },
+		{ "rules:\n  \"nope.*\": off\n", "no rule id starts with" },
+		{ "rules:\n  \"fsdp.*.x\": off\n", "one '*', at its end" },
+		{ "rules:\n  \"*\": loud\n", "severity must be" },
 	};
 	size_t i;
 
@@ -175,6 +179,66 @@ test_policy__can_forbid_suppressions(void **state)
 	arena_fini(&w.a);
 }
 
+/*
+ * Patterns: the exact id beats any prefix, the longer prefix beats the
+ * shorter, "*" is the last resort; --ignore beats them all.
+ */
+static void
+test_policy__patterns_resolve_by_specificity(void **state)
+{
+	static const char pol[] = "rules:\n"
+	    "  \"*\": off\n"
+	    "  \"schema.*\": info\n"
+	    "  \"schema.dup*\": error\n"
+	    "  schema.type: warning\n";
+	struct arena a;
+	struct err e = { 0 };
+	struct policy *p;
+
+	(void)state;
+	arena_init(&a, 1 << 20);
+	assert_int_equal(policy_parse(&p, pol, strlen(pol), &a, &e), 0);
+	assert_int_equal(policy_severity(p, "schema.duplicate_key",
+	    SEV_WARNING), SEV_ERROR);
+	assert_int_equal(policy_severity(p, "schema.type", SEV_ERROR),
+	    SEV_WARNING);
+	assert_int_equal(policy_severity(p, "schema.unknown_key_dropped",
+	    SEV_WARNING), SEV_INFO);
+	assert_int_equal(policy_severity(p, "fsdp.v1_deprecated",
+	    SEV_WARNING), POLICY_OFF);
+	assert_int_equal(policy_add_ignore(p, "schema.d*", &a, &e), 0);
+	assert_int_equal(policy_severity(p, "schema.duplicate_key",
+	    SEV_WARNING), POLICY_OFF);
+	assert_int_equal(policy_severity(p, "schema.type", SEV_ERROR),
+	    SEV_WARNING);
+	assert_int_not_equal(policy_add_ignore(p, "no.such_rule", &a, &e), 0);
+	assert_int_equal(e.code, ERR_SCHEMA);
+	assert_int_equal(p->nignore, 1);
+	arena_fini(&a);
+}
+
+/* "*": off on a report: nothing left, the verdict passes; an exact id
+   turned back on keeps just that rule (policy.* findings included). */
+static void
+test_policy__star_off_applies_to_reports(void **state)
+{
+	struct run w;
+
+	(void)state;
+	run(&w, "context_parapllel_size: 2\n", "rules:\n  \"*\": off\n", 1,
+	    "h100");
+	assert_int_equal(w.r->nfindings, 0);
+	assert_int_equal(w.r->verdict, VERDICT_PASS);
+	arena_fini(&w.a);
+	run(&w, "context_parapllel_size: 2\n", "max_gpus: 4\nrules:\n"
+	    "  \"*\": off\n  schema.unknown_key_dropped: error\n", 8, "h100");
+	assert_int_equal(w.r->nfindings, 1);
+	assert_int_equal(find(w.r, "schema.unknown_key_dropped")->severity,
+	    SEV_ERROR);
+	assert_int_equal(w.r->count[SEV_ERROR], 1);
+	arena_fini(&w.a);
+}
+
 int
 main(void)
 {
@@ -184,6 +248,8 @@ main(void)
 		cmocka_unit_test(test_policy__bad_files_are_refused),
 		cmocka_unit_test(test_policy__inline_suppression),
 		cmocka_unit_test(test_policy__can_forbid_suppressions),
+		cmocka_unit_test(test_policy__patterns_resolve_by_specificity),
+		cmocka_unit_test(test_policy__star_off_applies_to_reports),
 	};
 
 	return cmocka_run_group_tests_name("policy", tests, NULL, NULL);

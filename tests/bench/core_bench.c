@@ -196,7 +196,7 @@ one_pass(struct pass *t, char **bufs, const size_t *lens, char **names,
 	t0 = now();
 	for (i = 0; i < n; i++)
 		if (reps[i] != NULL)
-			encode_report_text(null, reps[i], names[i], false);
+			encode_report_text(null, reps[i], names[i], NULL);
 	t->text = now() - t0;
 	t0 = now();
 	for (i = 0; i < n; i++)
