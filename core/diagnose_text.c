@@ -394,6 +394,8 @@ extract_symbol(struct diagnosis *g, const char *p, size_t n,
 	rv = var_after(g, "symbol", p, n, "undefined symbol: ", " '\",",
 	    a);
 	/* The library is the path just before ": undefined symbol". */
+	while (s > p && (s[-1] == ' ' || s[-1] == ':'))
+		s--;
 	for (lib = s; lib > p && lib[-1] != ' ' && lib[-1] != '\t'; lib--)
 		;
 	if (rv == 0 && find(lib, (size_t)(s - lib), ".so") != NULL) {

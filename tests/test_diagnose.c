@@ -28,7 +28,9 @@
 #include "core/check.h"
 #include "core/diagnose.h"
 #include "core/diagnose_int.h"
+#include "core/doc.h"
 #include "core/estimate.h"
+#include "core/keys.h"
 #include "core/rules.h"
 #include "core/suggest.h"
 #include "tests/fixture.h"
@@ -283,12 +285,798 @@ test_diagnose__every_fixture_gets_its_diagnosis_first(void **state)
 			fail_msg("no fixture of class %s", classes[c]);
 }
 
+
+/* ---- CUDA OOM numbers ----------------------------------------------- */
+
+static const struct fixture *
+fixture_named(const struct fixture *all, size_t n, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(all[i].name, name) == 0)
+			return &all[i];
+	fail_msg("no fixture %s", name);
+	return NULL;
+}
+
+/* The numbers of each message, worked out by hand from its text. */
+static void
+test_diagnose__oom_numbers_are_the_messages(void **state)
+{
+	static const struct {
+		const char *name;
+		int gpu;
+		double tried, capacity, free, allocated, reserved, in_use;
+		double other, needed;	/* -1: not derivable */
+	} want[] = {
+		/* new format; 6.39 GiB reserved-unallocated */
+		{ "oom-fragmentation-sd-scripts-2029.log", 0, 1.99, 23.56,
+		  1.23, 14.73, 6.39, 22.27, 23.56 - 1.23 - 22.27,
+		  22.27 + 1.99 },
+		/* old format: reserved = 22.29 in total - 22.00 allocated */
+		{ "oom-optimizer-colossalai-3509.log", 5, 3.12, 23.70,
+		  292.56 / 1024, 22.00, 22.29 - 22.00, -1,
+		  23.70 - 292.56 / 1024 - 22.29, 22.29 + 3.12 },
+		/* torch 1.x: "cached" is reserved but unallocated */
+		{ "oom-other-process-pytorch-29198.log", 0, 352.0 / 1024,
+		  7.92, 156.0 / 1024, 1.67, 124.28 / 1024, -1,
+		  7.92 - 156.0 / 1024 - 1.67 - 124.28 / 1024,
+		  1.67 + 124.28 / 1024 + 352.0 / 1024 },
+		/* one message over three lines */
+		{ "oom-activations-automodel-3907.log", 0, 720.0 / 1024,
+		  184.31, 443.94 / 1024, 171.63, 2.00, -1,
+		  184.31 - 443.94 / 1024 - 173.63, 173.63 + 720.0 / 1024 },
+		/* WSL's 17179869184.00 GiB in use is dropped */
+		{ "oom-logits-liger-47.log", 0, 1.95, 8.00, 0.0, 13.67,
+		  9.62 / 1024, -1, -1, 8.00 + 1.95 },
+		{ "oom-optimizer-llamafactory-1221.log", 5, 3.14, 31.75, 1.95,
+		  28.28, 0.0, -1, 31.75 - 1.95 - 28.28, 28.28 + 3.14 },
+	};
+	size_t n, i;
+	struct fixture *all = fixtures_load(&n);
+
+	(void)state;
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const struct fixture *f = fixture_named(all, n, want[i].name);
+		const struct diag_oom *o;
+		struct arena a;
+		struct diag_report *d;
+
+		arena_init(&a, ARENA_CAP);
+		d = run(f->log, f->log_len, &a);
+		o = &d->oom;
+		print_message("%s\n", want[i].name);
+		assert_int_not_equal(o->line, 0);
+		assert_int_equal(o->gpu, want[i].gpu);
+		assert_true(fabs(o->tried_gib - want[i].tried) < 1e-6);
+		assert_true(fabs(o->capacity_gib - want[i].capacity) < 1e-6);
+		assert_true(fabs(o->free_gib - want[i].free) < 1e-6);
+		assert_true(fabs(o->allocated_gib - want[i].allocated) < 1e-6);
+		assert_true(fabs(o->reserved_gib - want[i].reserved) < 1e-6);
+		assert_int_equal((o->have & DIAG_OOM_IN_USE) != 0,
+		    want[i].in_use >= 0);
+		if (want[i].in_use >= 0)
+			assert_true(fabs(o->in_use_gib - want[i].in_use) <
+			    1e-6);
+		assert_int_equal((o->have & DIAG_OOM_OTHER) != 0,
+		    want[i].other >= 0);
+		if (want[i].other >= 0)
+			assert_true(fabs(o->other_gib - want[i].other) < 1e-6);
+		assert_true(fabs(o->needed_gib - want[i].needed) < 1e-6);
+		assert_int_equal((o->have & DIAG_OOM_NEEDED) != 0, 1);
+		/* The cause names the numbers as the message gave them. */
+		assert_non_null(strstr(d->items[0].cause, "GiB"));
+		arena_fini(&a);
+	}
+	fixtures_free(all, n);
+}
+
+/* ---- the OOM path with a config ------------------------------------- */
+
+/* ctx from a fixture's "gpus=8 gpu=v100-32gb" line. */
+static void
+context_from(struct context *ctx, const char *spec)
+{
+	const char *p = spec;
+	static char gpu[64];
+
+	context_default(ctx);
+	while (p != NULL && *p != '\0') {
+		if (strncmp(p, "gpus=", 5) == 0)
+			ctx->gpus = strtol(p + 5, NULL, 10);
+		else if (strncmp(p, "gpu=", 4) == 0) {
+			size_t n = strcspn(p + 4, " ");
+
+			assert_true(n < sizeof(gpu));
+			memcpy(gpu, p + 4, n);
+			gpu[n] = '\0';
+			ctx->gpu = gpu;
+		}
+		p = strchr(p, ' ');
+		if (p != NULL)
+			p++;
+	}
+}
+
+/*
+ * cfg with the keys of set_json appended (a JSON value is a YAML flow
+ * value, and PyYAML keeps the last of duplicate keys), checked on ctx:
+ * the estimator's own word on the suggestion.
+ */
+static const struct estimate *
+estimate_with(const char *cfg, const char *set_json,
+    const struct context *ctx, struct arena *a)
+{
+	json_t *set = json_loads(set_json, 0, NULL), *v;
+	const char *key;
+	struct limits lim;
+	struct err e = { 0 };
+	struct report *r;
+	size_t cap = strlen(cfg) + 4096, n;
+	char *buf = malloc(cap), *t;
+
+	assert_non_null(set);
+	assert_non_null(buf);
+	n = (size_t)snprintf(buf, cap, "%s\n", cfg);
+	json_object_foreach(set, key, v) {
+		t = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+		assert_non_null(t);
+		n += (size_t)snprintf(buf + n, cap - n, "%s: %s\n", key, t);
+		free(t);
+	}
+	assert_true(n < cap);
+	json_decref(set);
+	limits_default(&lim);
+	if (check_run(&r, buf, n, ctx, &lim, a, &e) != 0)
+		fail_msg("check with %s: %s", set_json, e.msg);
+	free(buf);
+	return r->estimate;
+}
+
+/*
+ * LlamaFactory #1221: llama-7b, full fine-tune, ZeRO-2, 8 x V100 32GB,
+ * OOM in Adam's step.  With the config: the log's capacity, the
+ * optimizer term named, the estimate over the capacity (the run did fail),
+ * and suggestions the estimator says fit, ZeRO-3 (the issue's own fix)
+ * among them.
+ */
+static void
+test_diagnose__oom_with_config_names_the_term_and_keys_that_fit(void **state)
+{
+	size_t n, i;
+	struct fixture *all = fixtures_load(&n);
+	const struct fixture *f = fixture_named(all, n,
+	    "oom-optimizer-llamafactory-1221.log");
+	struct context ctx, at;
+	struct limits lim;
+	struct diag_report *d;
+	struct diag_memory *mem;
+	struct err e = { 0 };
+	struct arena a;
+	char path[512], *cfg, *ds;
+	size_t cfg_len, ds_len;
+	bool zero3 = false;
+
+	(void)state;
+	assert_non_null(f->config);
+	snprintf(path, sizeof(path), FIXDIR "/%s", f->config);
+	cfg = fixture_read(path, &cfg_len);
+	snprintf(path, sizeof(path), FIXDIR "/%s", f->dsconfig);
+	ds = fixture_read(path, &ds_len);
+	assert_non_null(cfg);
+	assert_non_null(ds);
+	context_from(&ctx, f->context);
+	ctx.ds_config = ds;
+	ctx.ds_config_len = ds_len;
+	limits_default(&lim);
+	arena_init(&a, ARENA_CAP);
+	d = run(f->log, f->log_len, &a);
+	assert_string_equal(d->items[0].sig->id, "oom.optimizer");
+	if (diagnose_config(d, cfg, cfg_len, &ctx, &lim, &a, &e) != 0)
+		fail_msg("diagnose_config: %s", e.msg);
+	mem = d->mem;
+	assert_non_null(mem);
+	assert_non_null(mem->check);
+	assert_true(mem->known);
+	assert_true(fabs(mem->capacity_gib - 31.75) < 1e-9);
+	assert_false(mem->fits);
+	assert_true(mem->estimate_gib > 31.75);
+	assert_string_equal(mem->term, "optimizer");
+	assert_true(fabs(mem->term_gib -
+	    mem->check->estimate->breakdown.optimizer_gib) < 1e-9);
+	assert_true(mem->term_gib > 0);
+	assert_true(mem->calibrated_capacity_gib == 0);
+	assert_true(mem->nsuggestions > 0);
+	at = ctx;
+	at.gpu_memory_gib = 31.75;
+	for (i = 0; i < mem->nsuggestions; i++) {
+		const struct suggestion *s = &mem->suggestions[i];
+		const struct estimate *est = estimate_with(cfg, s->set_json,
+		    &at, &a);
+
+		print_message("set %s: %.2f GiB\n", s->set_json,
+		    s->per_gpu_peak_gib);
+		assert_true(s->per_gpu_peak_gib < 31.75);
+		assert_true(est->known && est->fits);
+		assert_true(fabs(est->per_gpu_peak_gib - s->per_gpu_peak_gib) <
+		    0.01);
+		zero3 |= strstr(s->set_json, "zero3") != NULL;
+	}
+	assert_true(zero3);
+	arena_fini(&a);
+	free(cfg);
+	free(ds);
+	fixtures_free(all, n);
+}
+
+/*
+ * When the estimate fits but the run did not, the search runs at the
+ * capacity scaled by estimate / measured, and what it keeps fits there.
+ * The message is made up for the arithmetic; the config is Axolotl's
+ * own example.
+ */
+static void
+test_diagnose__oom_under_estimate_searches_a_calibrated_capacity(
+    void **state)
+{
+	static const char log[] =
+	    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate "
+	    "7.83 GiB. GPU 0 has a total capacity of 79.15 GiB of which 3.12 "
+	    "GiB is free. Including non-PyTorch memory, this process has "
+	    "76.02 GiB memory in use. Of the allocated memory 70.10 GiB is "
+	    "allocated by PyTorch, and 4.40 GiB is reserved by PyTorch but "
+	    "unallocated.\n";
+	struct context ctx, at;
+	struct limits lim;
+	struct diag_report *d;
+	struct diag_memory *mem;
+	struct err e = { 0 };
+	struct arena a;
+	char path[512];
+	char *cfg;
+	size_t len, i;
+	double want;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/corpus/axolotl/examples/llama-3/"
+	    "instruct-lora-8b.yml", fixture_shared());
+	cfg = fixture_read(path, &len);
+	assert_non_null(cfg);
+	context_default(&ctx);
+	ctx.gpu = "a100-80gb";
+	limits_default(&lim);
+	arena_init(&a, ARENA_CAP);
+	d = run(log, sizeof(log) - 1, &a);
+	assert_string_equal(d->items[0].sig->id, "oom.cuda");
+	if (diagnose_config(d, cfg, len, &ctx, &lim, &a, &e) != 0)
+		fail_msg("diagnose_config: %s", e.msg);
+	mem = d->mem;
+	assert_true(mem->known && mem->fits);
+	assert_true(fabs(d->oom.needed_gib - (76.02 + 7.83)) < 1e-9);
+	want = 79.15 * mem->estimate_gib / (76.02 + 7.83);
+	assert_true(fabs(mem->calibrated_capacity_gib - want) < 1e-9);
+	/* No phase in the log: the estimate's largest term. */
+	assert_non_null(mem->term);
+	assert_non_null(strstr(mem->term_why, "largest term"));
+	assert_true(mem->nsuggestions > 0);
+	at = ctx;
+	at.gpu_memory_gib = want;
+	for (i = 0; i < mem->nsuggestions; i++) {
+		const struct estimate *est = estimate_with(cfg,
+		    mem->suggestions[i].set_json, &at, &a);
+
+		assert_true(mem->suggestions[i].per_gpu_peak_gib < want);
+		assert_true(est->fits);
+	}
+	arena_fini(&a);
+	free(cfg);
+}
+
+/* A config with no OOM in the log: the check, no term, no search. */
+static void
+test_diagnose__config_without_an_oom_only_checks(void **state)
+{
+	static const char log[] = "[E ProcessGroupNCCL.cpp:737] [Rank 1] "
+	    "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, "
+	    "OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1802212 "
+	    "milliseconds before timing out.\n";
+	static const char cfg[] = "base_model: meta-llama/Llama-3.1-8B\n"
+	    "datasets:\n  - path: tatsu-lab/alpaca\n    type: alpaca\n";
+	struct context ctx;
+	struct limits lim;
+	struct diag_report *d;
+	struct err e = { 0 };
+	struct arena a;
+
+	(void)state;
+	context_default(&ctx);
+	limits_default(&lim);
+	arena_init(&a, ARENA_CAP);
+	d = run(log, sizeof(log) - 1, &a);
+	assert_string_equal(d->items[0].sig->id, "nccl.timeout");
+	assert_string_equal(diagnosis_var(&d->items[0], "op"), "ALLREDUCE");
+	assert_string_equal(diagnosis_var(&d->items[0], "timeout_ms"),
+	    "1800000");
+	assert_int_equal(diagnose_config(d, cfg, sizeof(cfg) - 1, &ctx, &lim,
+	    &a, &e), 0);
+	assert_non_null(d->mem->check);
+	assert_null(d->mem->term);
+	assert_true(d->mem->calibrated_capacity_gib == 0);
+	/* A config that is not YAML is the check's error, with its place. */
+	assert_int_equal(diagnose_config(d, "a: [1\n", 6, &ctx, &lim, &a, &e),
+	    ERR_PARSE);
+	assert_int_not_equal(e.loc.line, 0);
+	arena_fini(&a);
+}
+
+/* ---- the table ------------------------------------------------------ */
+
+/* Every {name} in tpl is a known value; brackets pair up, unnested. */
+static void
+template_ok(const char *id, const char *tpl)
+{
+	const char *p;
+	bool in = false;
+	size_t i;
+
+	assert_non_null(tpl);
+	for (p = tpl; *p != '\0'; p++) {
+		if (*p == '[' || *p == ']') {
+			if ((*p == '[') == in)
+				fail_msg("%s: unbalanced [ ] in %s", id, tpl);
+			in = *p == '[';
+		} else if (*p == '{') {
+			const char *close = strchr(p, '}');
+			size_t n;
+
+			assert_non_null(close);
+			n = (size_t)(close - p - 1);
+			for (i = 0; diag_var_names[i] != NULL; i++)
+				if (strlen(diag_var_names[i]) == n &&
+				    strncmp(diag_var_names[i], p + 1, n) == 0)
+					break;
+			if (diag_var_names[i] == NULL)
+				fail_msg("%s: unknown value {%.*s}", id, (int)n,
+				    p + 1);
+			p = close;
+		}
+	}
+	assert_false(in);
+}
+
+static void
+test_diagnose__table_is_well_formed(void **state)
+{
+	static const char *const classes[] = { "oom", "host", "nccl", "env",
+	    "config", "ray", "checkpoint", "cuda", NULL };
+	size_t n, i, k;
+	const struct diag_sig *sigs = diagnose_signatures(&n);
+	struct limits lim;
+
+	(void)state;
+	limits_default(&lim);
+	assert_true(n >= 30);
+	for (i = 0; i < n; i++) {
+		const struct diag_sig *s = &sigs[i];
+
+		assert_non_null(strchr(s->id, '.'));
+		assert_ptr_equal(diagnose_find(s->id), s);
+		for (k = 0; k < i; k++)
+			assert_string_not_equal(sigs[k].id, s->id);
+		for (k = 0; classes[k] != NULL; k++)
+			if (strcmp(classes[k], s->klass) == 0)
+				break;
+		assert_non_null(classes[k]);
+		assert_true(strlen(s->title) > 0 && strlen(s->title) < 80);
+		assert_non_null(s->any[0]);
+		for (k = 0; k < DIAG_ANY && s->any[k] != NULL; k++)
+			assert_true(strlen(s->any[k]) >= 4);
+		template_ok(s->id, s->cause);
+		template_ok(s->id, s->fix);
+		if (s->env != NULL) {
+			const char *p = s->env;
+
+			/* VAR=value lines */
+			while (*p != '\0') {
+				size_t len = strcspn(p, "\n");
+
+				assert_non_null(memchr(p, '=', len));
+				p += len + (p[len] == '\n');
+			}
+		}
+		if (s->yaml != NULL) {
+			struct arena a;
+			struct doc *d;
+			struct err e = { 0 };
+
+			/* A YAML mapping of Axolotl's own keys. */
+			arena_init(&a, 1 << 20);
+			if (doc_parse(&d, s->yaml, strlen(s->yaml), &lim, &a,
+			    &e) != 0)
+				fail_msg("%s: yaml: %s", s->id, e.msg);
+			assert_true(d->root->n > 0);
+			for (k = 0; k < d->root->n; k++)
+				if (keys_find(d->root->pairs[k].key->text) ==
+				    NULL)
+					fail_msg("%s: %s is not an Axolotl key",
+					    s->id, d->root->pairs[k].key->text);
+			arena_fini(&a);
+		}
+		if (s->rules != NULL) {
+			char buf[256], *tok, *save = NULL;
+
+			snprintf(buf, sizeof(buf), "%s", s->rules);
+			for (tok = strtok_r(buf, ",", &save); tok != NULL;
+			    tok = strtok_r(NULL, ",", &save))
+				if (rules_find(tok) == NULL)
+					fail_msg("%s: no rule %s", s->id, tok);
+		}
+		/* The CUDA OOM rows are the oom class, and only they. */
+		assert_int_equal(s->extract == DIAG_X_CUDA_OOM,
+		    strcmp(s->klass, "oom") == 0);
+		/* Conditions on an OOM's numbers belong to OOM rows. */
+		if (s->when != DIAG_ALWAYS && s->when != DIAG_NEAR_RAY)
+			assert_int_equal(s->extract, DIAG_X_CUDA_OOM);
+	}
+	/* The generic OOM row comes after every condition on OOMs. */
+	assert_true(diagnose_find("oom.cuda") >
+	    diagnose_find("oom.activations"));
+	assert_null(diagnose_find("no.such"));
+}
+
+/* ---- every signature triggers, and only on its lines ---------------- */
+
+/* The first diagnosis of one line (after `before`, if given). */
+static const char *
+first_of(const char *before, const char *line, struct arena *a)
+{
+	char buf[4096];
+	struct diag_report *d;
+	int n;
+
+	n = snprintf(buf, sizeof(buf), "%s%s%s\n", before != NULL ? before :
+	    "", before != NULL ? "\n" : "", line);
+	assert_true(n > 0 && (size_t)n < sizeof(buf));
+	d = run(buf, (size_t)n, a);
+	return d->n > 0 ? d->items[0].sig->id : "none";
+}
+
+/* Does the log (one line) get diagnosis id at all? */
+static bool
+has_item(const char *line, const char *id, struct arena *a)
+{
+	struct diag_report *d = run(line, strlen(line), a);
+	size_t i;
+
+	for (i = 0; i < d->n; i++)
+		if (strcmp(d->items[i].sig->id, id) == 0)
+			return true;
+	return false;
+}
+
+static void
+test_diagnose__every_signature_triggers_on_its_own_text(void **state)
+{
+	static const char ray[] = "(RayTrainWorker pid=4101) ray::train()";
+	size_t n, i, k;
+	const struct diag_sig *sigs = diagnose_signatures(&n);
+	struct arena a;
+	char line[1024];
+
+	(void)state;
+	arena_init(&a, ARENA_CAP);
+	for (i = 0; i < n; i++) {
+		const struct diag_sig *s = &sigs[i];
+
+		if (s->extract == DIAG_X_CUDA_OOM)
+			continue;	/* below, by their numbers */
+		for (k = 0; k < DIAG_ANY && s->any[k] != NULL; k++) {
+			snprintf(line, sizeof(line), "x %s %s %s", s->any[k],
+			    s->all[0] != NULL ? s->all[0] : "",
+			    s->all[1] != NULL ? s->all[1] : "");
+			if (strcmp(first_of(s->when == DIAG_NEAR_RAY ? ray :
+			    NULL, line, &a), s->id) != 0)
+				fail_msg("'%s' is not %s first (%s)", line,
+				    s->id, first_of(NULL, line, &a));
+			/* Without what it also needs, not it. */
+			if (s->all[0] != NULL) {
+				snprintf(line, sizeof(line), "x %s",
+				    s->any[k]);
+				assert_false(has_item(line, s->id, &a));
+			}
+			if (s->none[0] != NULL) {
+				snprintf(line, sizeof(line), "x %s %s",
+				    s->any[k], s->none[0]);
+				assert_false(has_item(line, s->id, &a));
+			}
+			if (s->when == DIAG_NEAR_RAY) {
+				snprintf(line, sizeof(line), "x %s", s->any[k]);
+				assert_false(has_item(line, s->id, &a));
+			}
+		}
+	}
+	arena_fini(&a);
+}
+
+static void
+test_diagnose__oom_rows_follow_numbers_and_frames(void **state)
+{
+	static const struct {
+		const char *before;	/* a frame, or NULL */
+		const char *message;
+		const char *want;
+	} cases[] = {
+		{ NULL, "torch.OutOfMemoryError: CUDA out of memory. Tried to "
+		  "allocate 1.00 GiB. GPU 0 has a total capacity of 24.00 GiB "
+		  "of which 0.50 GiB is free. Including non-PyTorch memory, "
+		  "this process has 10.00 GiB memory in use.",
+		  "oom.other_process" },
+		{ "    optimizer.step()", "torch.OutOfMemoryError: CUDA out "
+		  "of memory. Tried to allocate 1.00 GiB. GPU 0 has a total "
+		  "capacity of 24.00 GiB of which 0.50 GiB is free. Including "
+		  "non-PyTorch memory, this process has 23.40 GiB memory in "
+		  "use. Of the allocated memory 18.00 GiB is allocated by "
+		  "PyTorch, and 5.00 GiB is reserved by PyTorch but "
+		  "unallocated.", "oom.fragmentation" },
+		{ "  File \"m.py\", line 9, in from_pretrained",
+		  "RuntimeError: CUDA error: out of memory", "oom.weights" },
+		{ "    optimizer.step()", "torch.OutOfMemoryError: CUDA out of "
+		  "memory. Tried to allocate 1.00 GiB.", "oom.optimizer" },
+		{ "    loss = F.cross_entropy(logits, labels)",
+		  "torch.cuda.OutOfMemoryError: CUDA out of memory.",
+		  "oom.logits" },
+		{ "    loss.backward()", "torch.OutOfMemoryError: CUDA out of "
+		  "memory.", "oom.activations" },
+		/* 0.30 GiB reserved of 80: not fragmentation */
+		{ NULL, "torch.OutOfMemoryError: CUDA out of memory. Tried to "
+		  "allocate 0.20 GiB. GPU 0 has a total capacity of 80.00 GiB "
+		  "of which 0.10 GiB is free. Of the allocated memory 79.00 "
+		  "GiB is allocated by PyTorch, and 0.30 GiB is reserved by "
+		  "PyTorch but unallocated.", "oom.cuda" },
+		{ NULL, "NCCL WARN Cuda failure 'out of memory'", "oom.cuda" },
+		{ NULL, "RuntimeError: cudaErrorMemoryAllocation", "oom.cuda" },
+		{ NULL, "torch.OutOfMemoryError: boom", "oom.cuda" },
+	};
+	struct arena a;
+	size_t i;
+
+	(void)state;
+	arena_init(&a, ARENA_CAP);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *got = first_of(cases[i].before, cases[i].message,
+		    &a);
+
+		if (strcmp(got, cases[i].want) != 0)
+			fail_msg("case %zu: want %s, got %s", i, cases[i].want,
+			    got);
+	}
+	/* A traceback that follows the message is the message's. */
+	assert_string_equal(first_of("torch.OutOfMemoryError: CUDA out of "
+	    "memory.\nwandb: Waiting for W&B process to finish\n"
+	    "Traceback (most recent call last):\n  File \"t.py\", line 1, in "
+	    "train", "    optimizer.step()", &a), "oom.optimizer");
+	/* A closed traceback before it is another error's. */
+	assert_string_equal(first_of("    optimizer.step()\nValueError: x\n"
+	    "done", "torch.OutOfMemoryError: CUDA out of memory.", &a),
+	    "oom.cuda");
+	arena_fini(&a);
+}
+
+/* ---- no known signature --------------------------------------------- */
+
+static void
+test_diagnose__unknown_log_quotes_its_last_errors(void **state)
+{
+	static const char log[] =
+	    "step 1 loss 2.3\n"
+	    "ERROR: first\n"
+	    "Traceback (most recent call last):\n"
+	    "  File \"train.py\", line 3, in <module>\n"
+	    "KeyError: 'labels'\n"
+	    "warning: something\n"
+	    "error: second\n"
+	    "Exception in thread\n"
+	    "FAILED step\n"
+	    "RuntimeError: third\n"
+	    "the end\n";
+	static const char *const want[] = { "KeyError: 'labels'",
+	    "error: second", "Exception in thread", "FAILED step",
+	    "RuntimeError: third" };
+	struct arena a;
+	struct diag_report *d;
+	size_t i;
+
+	(void)state;
+	arena_init(&a, ARENA_CAP);
+	d = run(log, sizeof(log) - 1, &a);
+	assert_int_equal(d->n, 0);
+	assert_int_equal(d->nlast_errors, DIAG_LAST_ERRORS);
+	for (i = 0; i < DIAG_LAST_ERRORS; i++)
+		assert_string_equal(d->last_errors[i].text, want[i]);
+	assert_int_equal(d->last_errors[0].line, 5);
+	assert_int_equal(d->last_exception.line, 10);
+	assert_string_equal(d->last_exception.text, "RuntimeError: third");
+	/* Nothing that reads as an error: nothing quoted, nothing made up. */
+	d = run("hello\nworld\n", 12, &a);
+	assert_int_equal(d->n, 0);
+	assert_int_equal(d->nlast_errors, 0);
+	assert_int_equal(d->last_exception.line, 0);
+	d = run("", 0, &a);
+	assert_int_equal(d->n, 0);
+	assert_int_equal(d->lines, 0);
+	arena_fini(&a);
+}
+
+/* ---- limits and hostile input --------------------------------------- */
+
+static void
+test_diagnose__limits_cut_the_head_and_long_lines(void **state)
+{
+	struct diag_limits lim;
+	struct diag_report *d;
+	struct err e = { 0 };
+	struct arena a;
+	char *log;
+	size_t i, n = 0, cap = 1 << 20;
+
+	(void)state;
+	log = malloc(cap);
+	assert_non_null(log);
+	/* line 1: a known signature the limits will cut off */
+	n += (size_t)snprintf(log + n, cap - n, "NCCL WARN early\n");
+	for (i = 2; i <= 1000; i++)
+		n += (size_t)snprintf(log + n, cap - n, "line %zu\n", i);
+	/* line 1001: a long line whose signature sits past max_line */
+	memset(log + n, 'a', 5000);
+	n += 5000;
+	n += (size_t)snprintf(log + n, cap - n, " Duplicate GPU detected\n");
+	n += (size_t)snprintf(log + n, cap - n,
+	    "ImportError: x.so: undefined symbol: _Z1fv\n");
+	arena_init(&a, ARENA_CAP);
+	diag_limits_default(&lim);
+	lim.max_lines = 100;
+	lim.max_line = 4096;
+	assert_int_equal(diagnose_log(&d, log, n, &lim, &a, &e), 0);
+	assert_true(d->cut);
+	assert_int_equal(d->lines, 1002);
+	assert_int_equal(d->first_line, 903);
+	assert_int_equal(d->long_lines, 1);
+	assert_int_equal(d->n, 1);
+	assert_string_equal(d->items[0].sig->id, "env.undefined_symbol");
+	assert_int_equal(d->items[0].lines[0].line, 1002);
+	assert_string_equal(diagnosis_var(&d->items[0], "symbol"), "_Z1fv");
+	assert_string_equal(diagnosis_var(&d->items[0], "library"), "x.so");
+	/* max_bytes: the last bytes only, from a line start */
+	diag_limits_default(&lim);
+	lim.max_bytes = 100;
+	assert_int_equal(diagnose_log(&d, log, n, &lim, &a, &e), 0);
+	assert_true(d->cut);
+	assert_int_equal(d->first_line, 1002);
+	assert_int_equal(d->n, 1);
+	/* everything: the early line counts too */
+	diag_limits_default(&lim);
+	assert_int_equal(diagnose_log(&d, log, n, &lim, &a, &e), 0);
+	assert_false(d->cut);
+	assert_int_equal(d->n, 3);
+	assert_string_equal(d->items[0].sig->id, "env.undefined_symbol");
+	arena_fini(&a);
+	free(log);
+}
+
+static void
+test_diagnose__hostile_bytes_are_quoted_safely(void **state)
+{
+	static const char bad[] = "RuntimeError: \xff\xfe bad \xc0\xaf "
+	    "overlong \xed\xa0\x80 surrogate \x01\x02 ctl\ttab \xe2\x82 cut "
+	    "CUDA error: an illegal memory access was encountered\r\n"
+	    "\0\0NCCL WARN with NUL\n";
+	struct arena a;
+	struct diag_report *d;
+	char *big;
+	size_t i, k, n = (size_t)1 << 22;
+
+	(void)state;
+	arena_init(&a, ARENA_CAP);
+	d = run(bad, sizeof(bad) - 1, &a);
+	assert_int_equal(d->n, 2);
+	assert_string_equal(d->items[0].sig->id, "nccl.error");
+	assert_string_equal(d->items[1].sig->id,
+	    "cuda.illegal_memory_access");
+	for (i = 0; i < d->n; i++)
+		for (k = 0; k < d->items[i].nlines; k++)
+			assert_true(clean_utf8(d->items[i].lines[k].text));
+	assert_true(clean_utf8(d->last_exception.text));
+	/* 4 MiB of one OOM-looking line, then 4 MiB of '\r': linear work,
+	   a quote cut at DIAG_QUOTE. */
+	big = malloc(n);
+	assert_non_null(big);
+	memcpy(big, "CUDA out of memory. Tried to allocate ", 38);
+	memset(big + 38, '9', n / 2 - 38);
+	memset(big + n / 2, '\r', n / 2);
+	d = run(big, n, &a);
+	assert_int_equal(d->n, 1);
+	assert_true(strlen(d->items[0].lines[0].text) <= DIAG_QUOTE);
+	assert_int_equal(d->oom.have & DIAG_OOM_TRIED, 0);	/* no unit */
+	memset(big, 'T', n);
+	d = run(big, n, &a);
+	assert_int_equal(d->n, 0);
+	free(big);
+	arena_fini(&a);
+}
+
+/* Every budget, small to large, fails cleanly or succeeds. */
+static void
+test_diagnose__every_allocation_failure_is_clean(void **state)
+{
+	size_t n, cap, cfg_len, ds_len;
+	struct fixture *all = fixtures_load(&n);
+	const struct fixture *f = fixture_named(all, n,
+	    "oom-optimizer-llamafactory-1221.log");
+	struct diag_limits dl;
+	struct context ctx;
+	struct limits lim;
+	char *cfg = fixture_read(FIXDIR "/oom-optimizer-llamafactory-1221.yaml",
+	    &cfg_len);
+	char *ds = fixture_read(FIXDIR "/oom-optimizer-llamafactory-1221.ds.json",
+	    &ds_len);
+	bool done = false;
+	int rv;
+
+	(void)state;
+	assert_non_null(cfg);
+	context_from(&ctx, f->context);
+	ctx.ds_config = ds;
+	ctx.ds_config_len = ds_len;
+	limits_default(&lim);
+	diag_limits_default(&dl);
+	for (cap = 64; cap < ((size_t)32 << 20) && !done;
+	    cap += cap / 8 + 1) {
+		struct arena a;
+		struct diag_report *d;
+		struct err e = { 0 };
+
+		arena_init(&a, cap);
+		rv = diagnose_log(&d, f->log, f->log_len, &dl, &a, &e);
+		if (rv == 0)
+			rv = diagnose_config(d, cfg, cfg_len, &ctx, &lim, &a,
+			    &e);
+		arena_fini(&a);
+		if (rv == 0)
+			done = true;
+		else
+			assert_int_equal(rv, ERR_NOMEM);
+	}
+	assert_true(done);
+	free(cfg);
+	free(ds);
+	fixtures_free(all, n);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(
 		    test_diagnose__every_fixture_gets_its_diagnosis_first),
+		cmocka_unit_test(test_diagnose__oom_numbers_are_the_messages),
+		cmocka_unit_test(
+		    test_diagnose__oom_with_config_names_the_term_and_keys_that_fit),
+		cmocka_unit_test(
+		    test_diagnose__oom_under_estimate_searches_a_calibrated_capacity),
+		cmocka_unit_test(test_diagnose__config_without_an_oom_only_checks),
+		cmocka_unit_test(test_diagnose__table_is_well_formed),
+		cmocka_unit_test(
+		    test_diagnose__every_signature_triggers_on_its_own_text),
+		cmocka_unit_test(
+		    test_diagnose__oom_rows_follow_numbers_and_frames),
+		cmocka_unit_test(
+		    test_diagnose__unknown_log_quotes_its_last_errors),
+		cmocka_unit_test(
+		    test_diagnose__limits_cut_the_head_and_long_lines),
+		cmocka_unit_test(
+		    test_diagnose__hostile_bytes_are_quoted_safely),
+		cmocka_unit_test(test_diagnose__every_allocation_failure_is_clean),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
