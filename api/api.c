@@ -605,6 +605,8 @@ static const struct route routes[] = {
 	{ "GET", "/v1/catalog/gpus", h_gpus },		/* listGpus */
 	{ "GET", "/v1/catalog/models", h_models },	/* listModels */
 	{ "GET", "/v1/keys", h_keys },			/* listKeys */
+	{ "POST", "/v1/diagnose", h_diagnose },		/* diagnose */
+	{ "GET", "/v1/measurements", h_measurements },	/* listMeasurements */
 };
 
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))

@@ -78,4 +78,7 @@ bool api_is_id(const char *s);
 handler_fn h_post_check, h_ci_check, h_list_checks, h_get_check, h_diff, h_history,
     h_rule_stats, h_estimate, h_rules, h_rule, h_gpus, h_models, h_keys;
 
+/* Handlers (api/diagnose.c, issue #19). */
+handler_fn h_diagnose, h_measurements;
+
 #endif /* API_API_INT_H */

@@ -88,9 +88,9 @@ name_term(struct diag_memory *mem, const struct diag_report *d,
 		mem->term = o->phase;
 		v = term_of(&est->breakdown, o->phase);
 		mem->term_gib = v != NULL ? *v : 0;
-		mem->term_why = arena_printf(a, "the traceback (line %u) is in "
-		    "the %s phase; the estimate puts that term at %.2f GiB of "
-		    "%.2f GiB", o->phase_line, o->phase, mem->term_gib,
+		mem->term_why = arena_printf(a, "the traceback shows the %s "
+		    "(line %u); the estimate puts that term at %.2f GiB of "
+		    "%.2f GiB", o->phase, o->phase_line, mem->term_gib,
 		    est->per_gpu_peak_gib);
 	} else {
 		mem->term = largest_term(&est->breakdown, &mem->term_gib);

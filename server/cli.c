@@ -287,32 +287,108 @@ load_model_config(struct cli_opts *op, const char *path)
 	return -1;
 }
 
+/* check's context flags; shared with `preflight diagnose`. */
+const struct option cli_context_options[] = {
+	{ "gpus", required_argument, NULL, 'g' },
+	{ "world-size", required_argument, NULL, 'g' },
+	{ "nodes", required_argument, NULL, 'n' },
+	{ "gpu", required_argument, NULL, 'G' },
+	{ "interconnect", required_argument, NULL, 'i' },
+	{ "torch", required_argument, NULL, 't' },
+	{ "policy", required_argument, NULL, 'p' },
+	{ "deepspeed-config", required_argument, NULL, 'd' },
+	{ "model-config", required_argument, NULL, 'm' },
+	{ "hf-cache", required_argument, NULL, 'c' },
+	{ "gpu-memory-gib", required_argument, NULL, 'M' },
+	{ "host-memory-gib", required_argument, NULL, 'H' },
+	{ "dataset-tokens", required_argument, NULL, 'T' },
+	{ NULL, 0, NULL, 0 }
+};
+
+int
+cli_context_opt(struct cli_opts *op, int c, const char *arg)
+{
+	switch (c) {
+	case 'g':
+		return parse_long(&op->ctx.gpus, "--gpus", arg);
+	case 'n':
+		return parse_long(&op->ctx.nodes, "--nodes", arg);
+	case 'M':
+		return parse_gib(&op->ctx.gpu_memory_gib, "--gpu-memory-gib",
+		    arg);
+	case 'H':
+		return parse_gib(&op->ctx.host_memory_gib, "--host-memory-gib",
+		    arg);
+	case 'T':
+		if (context_parse_tokens(&op->ctx.dataset_tokens, arg) != 0) {
+			fprintf(stderr, "preflight: error: --dataset-tokens "
+			    "must be a positive integer, got '%s'\n", arg);
+			return -1;
+		}
+		return 0;
+	case 'G':
+		op->ctx.gpu = arg;
+		return 0;
+	case 'i':
+		op->ctx.interconnect = arg;
+		return 0;
+	case 't':
+		if (context_parse_torch(&op->ctx.torch, arg) != 0) {
+			fprintf(stderr, "preflight: error: --torch must be a "
+			    "version like 2.11, got '%s'\n", arg);
+			return -1;
+		}
+		return 0;
+	case 'p':
+		return load_policy(op, arg);
+	case 'd': {
+		size_t len;
+
+		free(op->ds_config);
+		if (file_read(&op->ds_config, &len, arg, 1 << 20) != 0 ||
+		    len > (1 << 20)) {
+			fprintf(stderr, "preflight: error: --deepspeed-config "
+			    "%s: cannot read it (or over 1 MiB)\n", arg);
+			return -1;
+		}
+		op->ctx.ds_config = op->ds_config;
+		op->ctx.ds_config_len = len;
+		return 0;
+	}
+	case 'm':
+		return load_model_config(op, arg);
+	case 'c': {
+		char why[512];
+
+		if (hfcache_check_dir(arg, why, sizeof(why)) != 0) {
+			fprintf(stderr, "preflight: error: --hf-cache %s\n",
+			    why);
+			return -1;
+		}
+		op->hf_cache = arg;
+		op->ctx.model_lookup = cached_model;
+		op->ctx.model_lookup_arg = op;
+		return 0;
+	}
+	}
+	return -1;	/* NOTREACHED: not a context flag */
+}
+
 static int
 check_main(int argc, char **argv, struct cli_opts *op)
 {
-	static const struct option longopts[] = {
-		{ "gpus", required_argument, NULL, 'g' },
-		{ "world-size", required_argument, NULL, 'g' },
-		{ "nodes", required_argument, NULL, 'n' },
-		{ "gpu", required_argument, NULL, 'G' },
-		{ "interconnect", required_argument, NULL, 'i' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "torch", required_argument, NULL, 't' },
-		{ "policy", required_argument, NULL, 'p' },
-		{ "deepspeed-config", required_argument, NULL, 'd' },
-		{ "model-config", required_argument, NULL, 'm' },
-		{ "hf-cache", required_argument, NULL, 'c' },
-		{ "gpu-memory-gib", required_argument, NULL, 'M' },
-		{ "host-memory-gib", required_argument, NULL, 'H' },
-		{ "dataset-tokens", required_argument, NULL, 'T' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
+	struct option longopts[24];
 	struct err e = { 0 };
 	bool first = true, many;
-	int c, i, worst = 0;
+	int c, i, worst = 0, n = 0;
 	const char *env;
 
+	while (cli_context_options[n].name != NULL)
+		longopts[n] = cli_context_options[n], n++;
+	longopts[n++] = (struct option){ "format", required_argument, NULL,
+	    'f' };
+	longopts[n++] = (struct option){ "help", no_argument, NULL, 'h' };
+	longopts[n] = (struct option){ NULL, 0, NULL, 0 };
 	context_default(&op->ctx);
 	limits_default(&op->lim);
 	op->format = FORMAT_TEXT;
@@ -321,39 +397,6 @@ check_main(int argc, char **argv, struct cli_opts *op)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'g':
-			if (parse_long(&op->ctx.gpus, "--gpus", optarg) != 0)
-				return 2;
-			break;
-		case 'n':
-			if (parse_long(&op->ctx.nodes, "--nodes", optarg) != 0)
-				return 2;
-			break;
-		case 'M':
-			if (parse_gib(&op->ctx.gpu_memory_gib,
-			    "--gpu-memory-gib", optarg) != 0)
-				return 2;
-			break;
-		case 'H':
-			if (parse_gib(&op->ctx.host_memory_gib,
-			    "--host-memory-gib", optarg) != 0)
-				return 2;
-			break;
-		case 'T':
-			if (context_parse_tokens(&op->ctx.dataset_tokens,
-			    optarg) != 0) {
-				fprintf(stderr, "preflight: error: "
-				    "--dataset-tokens must be a positive "
-				    "integer, got '%s'\n", optarg);
-				return 2;
-			}
-			break;
-		case 'G':
-			op->ctx.gpu = optarg;
-			break;
-		case 'i':
-			op->ctx.interconnect = optarg;
-			break;
 		case 'f':
 			if (strcmp(optarg, "text") == 0) {
 				op->format = FORMAT_TEXT;
@@ -372,56 +415,16 @@ check_main(int argc, char **argv, struct cli_opts *op)
 				return 2;
 			}
 			break;
-		case 't':
-			if (context_parse_torch(&op->ctx.torch, optarg) != 0) {
-				fprintf(stderr, "preflight: error: --torch must "
-				    "be a version like 2.11, got '%s'\n",
-				    optarg);
-				return 2;
-			}
-			break;
-		case 'p':
-			if (load_policy(op, optarg) != 0)
-				return 2;
-			break;
-		case 'd': {
-			size_t len;
-
-			free(op->ds_config);
-			if (file_read(&op->ds_config, &len, optarg,
-			    1 << 20) != 0 || len > (1 << 20)) {
-				fprintf(stderr, "preflight: error: "
-				    "--deepspeed-config %s: cannot read it (or "
-				    "over 1 MiB)\n", optarg);
-				return 2;
-			}
-			op->ctx.ds_config = op->ds_config;
-			op->ctx.ds_config_len = len;
-			break;
-		}
-		case 'm':
-			if (load_model_config(op, optarg) != 0)
-				return 2;
-			break;
-		case 'c': {
-			char why[512];
-
-			if (hfcache_check_dir(optarg, why, sizeof(why)) != 0) {
-				fprintf(stderr, "preflight: error: --hf-cache "
-				    "%s\n", why);
-				return 2;
-			}
-			op->hf_cache = optarg;
-			op->ctx.model_lookup = cached_model;
-			op->ctx.model_lookup_arg = op;
-			break;
-		}
 		case 'h':
 			usage(stdout);
 			return 0;
-		default:
+		case '?':
 			usage(stderr);
 			return 2;
+		default:
+			if (cli_context_opt(op, c, optarg) != 0)
+				return 2;
+			break;
 		}
 	}
 	if (optind >= argc) {
@@ -458,6 +461,42 @@ check_main(int argc, char **argv, struct cli_opts *op)
 		return 2;
 	}
 	return worst;
+}
+
+struct cli_opts *
+cli_opts_new(void)
+{
+	struct cli_opts *o = calloc(1, sizeof(*o));
+
+	if (o == NULL)
+		return NULL;
+	arena_init(&o->policy_arena, (size_t)16 << 20);
+	context_default(&o->ctx);
+	limits_default(&o->lim);
+	return o;
+}
+
+void
+cli_opts_free(struct cli_opts *o)
+{
+	if (o == NULL)
+		return;
+	arena_fini(&o->policy_arena);
+	free(o->ds_config);
+	free(o);
+}
+
+const struct context *
+cli_context(struct cli_opts *o, const struct limits **lim)
+{
+	struct err e = { 0 };
+
+	if (context_resolve(&o->ctx, &e) != 0) {
+		fprintf(stderr, "preflight: error: %s\n", e.msg);
+		return NULL;
+	}
+	*lim = &o->lim;
+	return &o->ctx;
 }
 
 int

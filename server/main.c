@@ -9,6 +9,7 @@
 
 #include "api/encode.h"
 #include "cli.h"
+#include "diagnose_cli.h"
 #include "serve.h"
 #include "token.h"
 #include "core/rules.h"
@@ -20,6 +21,8 @@ usage(FILE *out)
 	fprintf(out,
 	    "usage: preflight check [FILE... | -] [options]   "
 	    "(preflight check --help)\n"
+	    "       preflight diagnose LOG [--config FILE] [options]   "
+	    "(preflight diagnose --help)\n"
 	    "       preflight serve [options]   (preflight serve --help)\n"
 	    "       preflight rules [--format text|json|markdown]\n"
 	    "       preflight token create|list|revoke ... --db FILE\n"
@@ -93,6 +96,8 @@ main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "check") == 0)
 		return cli_check(argc - 1, argv + 1);
+	if (strcmp(argv[1], "diagnose") == 0)
+		return diagnose_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "serve") == 0)
 		return serve_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "rules") == 0)

@@ -72,6 +72,20 @@ int store_sqlite_token_list(struct store_sqlite *s,
 int store_sqlite_token_find(struct store_sqlite *s, const char *sha256_hex,
     struct store_token *out, struct err *e);
 
+/*
+ * For the store's other files (server/store_diagnose.c): run fn on the
+ * writer connection, queued with the other writes (autocommit: one
+ * statement is one transaction), or on the reader connection under its
+ * lock.  fn's return value is returned.
+ */
+struct sqlite3;
+int store_sqlite_write(struct store_sqlite *s,
+    int (*fn)(struct sqlite3 *db, void *arg, struct err *e), void *arg,
+    struct err *e);
+int store_sqlite_read(struct store_sqlite *s,
+    int (*fn)(struct sqlite3 *db, void *arg, struct err *e), void *arg,
+    struct err *e);
+
 /* Schema version now applied. */
 int store_sqlite_version(struct store_sqlite *s);
 

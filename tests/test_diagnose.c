@@ -34,6 +34,7 @@
 #include "core/rules.h"
 #include "core/suggest.h"
 #include "tests/fixture.h"
+#include "tests/fuzz/fuzz_diagnose.c"
 
 #define FIXDIR "tests/fixtures/diagnose"
 #define ARENA_CAP ((size_t)64 << 20)
@@ -1053,6 +1054,157 @@ test_diagnose__every_allocation_failure_is_clean(void **state)
 	fixtures_free(all, n);
 }
 
+/* The fuzz target over every fixture, with each kind of first byte
+   (limits, the config path), and over its saved crashes. */
+static void
+test_diagnose__fuzz_target_runs_on_the_fixtures(void **state)
+{
+	static const unsigned char picks[] = { 0x00, 0x01, 0x7F, 0x80, 0x81,
+	    0xFF };
+	size_t n, i, k;
+	struct fixture *all = fixtures_load(&n);
+
+	(void)state;
+	for (i = 0; i < n; i++) {
+		size_t len = strlen(all[i].log);
+		uint8_t *buf = malloc(len + 1);
+
+		assert_non_null(buf);
+		memcpy(buf + 1, all[i].log, len);
+		for (k = 0; k < sizeof(picks); k++) {
+			buf[0] = picks[k];
+			assert_int_equal(LLVMFuzzerTestOneInput(buf, len + 1),
+			    0);
+		}
+		free(buf);
+	}
+	assert_int_equal(LLVMFuzzerTestOneInput(NULL, 0), 0);
+	fixtures_free(all, n);
+}
+
+/* ---- the CLI and the docs ------------------------------------------- */
+
+static void
+run_bin(struct run *r, const char *a1, const char *a2, const char *a3,
+    const char *a4, const char *a5, const char *a6, const char *a7)
+{
+	char *argv[] = { (char *)(uintptr_t)fixture_bin(), (char *)(uintptr_t)"diagnose",
+	    (char *)(uintptr_t)a1, (char *)(uintptr_t)a2,
+	    (char *)(uintptr_t)a3, (char *)(uintptr_t)a4,
+	    (char *)(uintptr_t)a5, (char *)(uintptr_t)a6,
+	    (char *)(uintptr_t)a7, NULL };
+
+	assert_int_equal(fixture_run(r, argv, NULL), 0);
+}
+
+/* docs/diagnose.md is what `preflight diagnose --signatures --format
+   markdown` prints (make docs). */
+static void
+test_diagnose__docs_are_generated_from_the_table(void **state)
+{
+	struct run r;
+	char *doc;
+	size_t n, i;
+	const struct diag_sig *s = diagnose_signatures(&n);
+
+	(void)state;
+	run_bin(&r, "--signatures", "--format", "markdown", NULL, NULL, NULL,
+	    NULL);
+	assert_int_equal(r.status, 0);
+	doc = fixture_read("docs/diagnose.md", NULL);
+	assert_non_null(doc);
+	if (strcmp(doc, r.out) != 0)
+		fail_msg("docs/diagnose.md is stale: run make docs");
+	for (i = 0; i < n; i++)
+		assert_non_null(strstr(doc, s[i].id));
+	free(doc);
+	fixture_run_free(&r);
+	run_bin(&r, "--signatures", "--format", "json", NULL, NULL, NULL,
+	    NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "\"oom.activations\""));
+	fixture_run_free(&r);
+	run_bin(&r, "--signatures", "--format", "yaml", NULL, NULL, NULL,
+	    NULL);
+	assert_int_equal(r.status, 2);
+	fixture_run_free(&r);
+}
+
+static void
+test_diagnose__cli_text_json_and_exit_codes(void **state)
+{
+	struct run r;
+	json_t *j, *v;
+
+	(void)state;
+	/* A known signature: exit 0; the log's own line numbers. */
+	run_bin(&r, FIXDIR "/nccl-duplicate-gpu-megatron-661.log", NULL, NULL,
+	    NULL, NULL, NULL, NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, FIXDIR "/nccl-duplicate-gpu-megatron-"
+	    "661.log:7: nccl.duplicate_gpu"));
+	assert_non_null(strstr(r.out, "ranks 3 and 0 are both on CUDA device "
+	    "f000"));
+	fixture_run_free(&r);
+	/* No known signature: exit 1, the last error quoted. */
+	run_bin(&r, FIXDIR "/unknown-ms-swift-7156.log", "--format", "json",
+	    NULL, NULL, NULL, NULL);
+	assert_int_equal(r.status, 1);
+	j = json_loads(r.out, 0, NULL);
+	assert_non_null(j);
+	assert_false(json_is_true(json_object_get(j, "known")));
+	assert_int_equal(json_array_size(json_object_get(j, "diagnoses")), 0);
+	v = json_object_get(j, "last_errors");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(
+	    v, json_array_size(v) - 1), "text")),
+	    "TypeError: argument of type 'NoneType' is not iterable");
+	json_decref(j);
+	fixture_run_free(&r);
+	/* With the config: the estimate's answer. */
+	run_bin(&r, FIXDIR "/oom-optimizer-llamafactory-1221.log", "--config",
+	    FIXDIR "/oom-optimizer-llamafactory-1221.yaml", "--gpus=8",
+	    "--gpu=v100-32gb", "--deepspeed-config="
+	    FIXDIR "/oom-optimizer-llamafactory-1221.ds.json", "--format=json");
+	assert_int_equal(r.status, 0);
+	j = json_loads(r.out, 0, NULL);
+	assert_non_null(j);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(
+	    j, "estimate"), "term")), "optimizer");
+	assert_non_null(strstr(json_string_value(json_object_get(
+	    json_object_get(j, "estimate"), "answer")), "predicted peak"));
+	assert_true(json_real_value(json_object_get(json_object_get(j, "oom"),
+	    "measured_peak_gib")) == 31.42);
+	json_decref(j);
+	fixture_run_free(&r);
+	/* Bad input: exit 2 with one line on stderr. */
+	run_bin(&r, "/nonexistent.log", NULL, NULL, NULL, NULL, NULL, NULL);
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "/nonexistent.log: error: cannot read"));
+	fixture_run_free(&r);
+	run_bin(&r, FIXDIR "/oom-cuda-lte-3.log", "--config", "/nonexistent."
+	    "yaml", NULL, NULL, NULL, NULL);
+	assert_int_equal(r.status, 2);
+	fixture_run_free(&r);
+	run_bin(&r, FIXDIR "/oom-cuda-lte-3.log", "--gpus", "0", NULL, NULL,
+	    NULL, NULL);
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "--gpus must be an integer"));
+	fixture_run_free(&r);
+	run_bin(&r, FIXDIR "/oom-cuda-lte-3.log", "--gpu", "nope", NULL, NULL,
+	    NULL, NULL);
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "unknown gpu"));
+	fixture_run_free(&r);
+	run_bin(&r, FIXDIR "/oom-cuda-lte-3.log", FIXDIR "/oom-cuda-lte-3.log",
+	    NULL, NULL, NULL, NULL, NULL);
+	assert_int_equal(r.status, 2);
+	fixture_run_free(&r);
+	run_bin(&r, "--help", NULL, NULL, NULL, NULL, NULL, NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "usage: preflight diagnose"));
+	fixture_run_free(&r);
+}
+
 int
 main(void)
 {
@@ -1077,6 +1229,10 @@ main(void)
 		cmocka_unit_test(
 		    test_diagnose__hostile_bytes_are_quoted_safely),
 		cmocka_unit_test(test_diagnose__every_allocation_failure_is_clean),
+		cmocka_unit_test(test_diagnose__fuzz_target_runs_on_the_fixtures),
+		cmocka_unit_test(
+		    test_diagnose__docs_are_generated_from_the_table),
+		cmocka_unit_test(test_diagnose__cli_text_json_and_exit_codes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
