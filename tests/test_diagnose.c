@@ -33,7 +33,10 @@
 #include "core/keys.h"
 #include "core/rules.h"
 #include "core/suggest.h"
+#include "api/api.h"
+#include "server/store_sqlite.h"
 #include "tests/fixture.h"
+#include "tests/fixture_api.h"
 #include "tests/fuzz/fuzz_diagnose.c"
 
 #define FIXDIR "tests/fixtures/diagnose"
@@ -1082,6 +1085,290 @@ test_diagnose__fuzz_target_runs_on_the_fixtures(void **state)
 	fixtures_free(all, n);
 }
 
+/* ---- HTTP ----------------------------------------------------------- */
+
+struct http {
+	struct store_sqlite *store;
+	struct api_ctx ctx;
+	struct fixture_fakes fakes;
+	struct arena a;
+};
+
+/* One request as team (admin or not); the JSON body parsed, or NULL. */
+static json_t *
+http_call(struct http *h, int *status, const char *method, const char *path,
+    const char *query, const char *ctype, const char *body,
+    const char *team, bool admin)
+{
+	struct api_req req;
+	struct api_resp resp;
+	json_t *j;
+
+	memset(&req, 0, sizeof(req));
+	req.method = method;
+	req.path = path;
+	req.query = query != NULL ? query : "";
+	req.content_type = ctype;
+	req.body = body;
+	req.body_len = body != NULL ? strlen(body) : 0;
+	req.team = team;
+	req.admin = admin;
+	req.arena = &h->a;
+	api_handle(&h->ctx, &req, &resp);
+	*status = resp.status;
+	j = resp.body != NULL ? json_loadb(resp.body, resp.body_len, 0, NULL) :
+	    NULL;
+	api_resp_fini(&resp);
+	return j;
+}
+
+/* POST /v1/diagnose with body j (stolen) as team. */
+static json_t *
+post_diag(struct http *h, int *status, json_t *j, const char *team,
+    bool admin)
+{
+	char *body = json_dumps(j, JSON_COMPACT);
+	json_t *out;
+
+	json_decref(j);
+	assert_non_null(body);
+	out = http_call(h, status, "POST", "/v1/diagnose", NULL,
+	    "application/json", body, team, admin);
+	free(body);
+	return out;
+}
+
+static void
+http_open(struct http *h)
+{
+	struct err e = { 0 };
+
+	memset(h, 0, sizeof(*h));
+	assert_int_equal(store_sqlite_open(&h->store, ":memory:", false, &e),
+	    0);
+	fixture_api_ctx(&h->ctx, h->store, &h->fakes, 7);
+	arena_init(&h->a, ARENA_CAP);
+}
+
+static void
+http_close(struct http *h)
+{
+	arena_fini(&h->a);
+	api_ctx_fini(&h->ctx);
+	store_sqlite_close(h->store);
+}
+
+static const char *
+jstr(json_t *j, const char *key)
+{
+	return json_string_value(json_object_get(j, key));
+}
+
+/*
+ * The log alone is diagnosed and not stored; with a config the config is
+ * a stored check, the diagnosis is stored with it and its CUDA OOM is a
+ * measurement; with check_id the team's check is used.  Another team
+ * sees none of it, and another team's check_id is a 404.
+ */
+static void
+test_diagnose__http_stores_with_the_check_per_team(void **state)
+{
+	struct http h;
+	size_t n;
+	struct fixture *all = fixtures_load(&n);
+	const struct fixture *f = fixture_named(all, n, "oom-cuda-lte-3.log");
+	char path[512], id[27], check[27], url[128];
+	char *cfg;
+	json_t *j, *items, *m;
+	int status;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/corpus/axolotl/examples/llama-3/"
+	    "instruct-lora-8b.yml", fixture_shared());
+	cfg = fixture_read(path, NULL);
+	assert_non_null(cfg);
+	http_open(&h);
+	/* The log alone: diagnosed, nothing stored. */
+	j = post_diag(&h, &status, json_pack("{s:s}", "log", f->log),
+	    "default", false);
+	assert_int_equal(status, 200);
+	assert_true(json_is_true(json_object_get(j, "known")));
+	assert_string_equal(jstr(json_array_get(json_object_get(j,
+	    "diagnoses"), 0), "id"), "oom.cuda");
+	assert_null(json_object_get(j, "id"));
+	assert_true(json_is_null(json_object_get(j, "estimate")));
+	json_decref(j);
+	/* With a config: stored with a new check. */
+	j = post_diag(&h, &status, json_pack("{s:s, s:s, s:{s:i, s:s}, s:s}",
+	    "log", f->log, "config", cfg, "context", "gpus", 1, "gpu",
+	    "a100-80gb", "name", "lora-8b.yml"), "default", false);
+	assert_int_equal(status, 200);
+	snprintf(id, sizeof(id), "%s", jstr(j, "id"));
+	snprintf(check, sizeof(check), "%s", jstr(j, "check_id"));
+	assert_int_equal(strlen(id), 26);
+	assert_int_equal(strlen(check), 26);
+	assert_string_equal(jstr(j, "team"), "default");
+	assert_string_equal(jstr(j, "name"), "lora-8b.yml");
+	m = json_object_get(j, "estimate");
+	assert_true(json_is_true(json_object_get(m, "known")));
+	assert_true(json_real_value(json_object_get(m, "capacity_gib")) ==
+	    79.15);
+	json_decref(j);
+	/* The check is a stored check of the config's history. */
+	snprintf(url, sizeof(url), "/v1/checks/%s", check);
+	j = http_call(&h, &status, "GET", url, NULL, NULL, NULL, "default",
+	    false);
+	assert_int_equal(status, 200);
+	assert_string_equal(jstr(j, "name"), "lora-8b.yml");
+	json_decref(j);
+	j = http_call(&h, &status, "GET", "/v1/configs/lora-8b.yml/checks",
+	    NULL, NULL, NULL, "default", false);
+	assert_int_equal(status, 200);
+	assert_int_equal(json_array_size(json_object_get(j, "items")), 1);
+	json_decref(j);
+	/* Its measurement. */
+	j = http_call(&h, &status, "GET", "/v1/measurements", NULL, NULL,
+	    NULL, "default", false);
+	assert_int_equal(status, 200);
+	items = json_object_get(j, "items");
+	assert_int_equal(json_array_size(items), 1);
+	m = json_array_get(items, 0);
+	assert_string_equal(jstr(m, "id"), id);
+	assert_string_equal(jstr(m, "check_id"), check);
+	assert_string_equal(jstr(m, "gpu"), "a100-80gb");
+	assert_string_equal(jstr(m, "diagnosis"), "oom.cuda");
+	assert_true(json_real_value(json_object_get(m, "measured_peak_gib")) ==
+	    80.21);
+	assert_true(json_real_value(json_object_get(m, "capacity_gib")) ==
+	    79.15);
+	assert_non_null(strstr(jstr(m, "summary"), "needed at least 80.21 GiB "
+	    "of 79.15 GiB on a100-80gb"));
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(
+	    json_object_get(m, "lines"), 0), "line")), 1);
+	json_decref(j);
+	/* With check_id: the same check, its own context. */
+	j = post_diag(&h, &status, json_pack("{s:s, s:s}", "log", f->log,
+	    "check_id", check), "default", false);
+	assert_int_equal(status, 200);
+	assert_string_equal(jstr(j, "check_id"), check);
+	assert_string_not_equal(jstr(j, "id"), id);
+	assert_true(json_is_true(json_object_get(json_object_get(j,
+	    "estimate"), "known")));
+	json_decref(j);
+	/* Another team: no measurements, and the check is a 404. */
+	j = http_call(&h, &status, "GET", "/v1/measurements", NULL, NULL,
+	    NULL, "red", false);
+	assert_int_equal(status, 200);
+	assert_int_equal(json_array_size(json_object_get(j, "items")), 0);
+	json_decref(j);
+	j = post_diag(&h, &status, json_pack("{s:s, s:s}", "log", f->log,
+	    "check_id", check), "red", false);
+	assert_int_equal(status, 404);
+	json_decref(j);
+	/* An admin sees every team's, and can filter. */
+	j = http_call(&h, &status, "GET", "/v1/measurements", "team=default",
+	    NULL, NULL, "ops", true);
+	assert_int_equal(json_array_size(json_object_get(j, "items")), 2);
+	json_decref(j);
+	/* Pages: newest first, the cursor gives the next. */
+	j = http_call(&h, &status, "GET", "/v1/measurements",
+	    "limit=1&name=lora-8b.yml", NULL, NULL, "default", false);
+	assert_int_equal(status, 200);
+	assert_int_equal(json_array_size(json_object_get(j, "items")), 1);
+	assert_string_not_equal(jstr(json_array_get(json_object_get(j,
+	    "items"), 0), "id"), id);
+	snprintf(url, sizeof(url), "limit=1&cursor=%s", jstr(j,
+	    "next_cursor"));
+	json_decref(j);
+	j = http_call(&h, &status, "GET", "/v1/measurements", url, NULL, NULL,
+	    "default", false);
+	assert_string_equal(jstr(json_array_get(json_object_get(j, "items"),
+	    0), "id"), id);
+	assert_true(json_is_null(json_object_get(j, "next_cursor")));
+	json_decref(j);
+	http_close(&h);
+	free(cfg);
+	fixtures_free(all, n);
+}
+
+/* Bad requests get the problem that says what to change. */
+static void
+test_diagnose__http_bad_requests(void **state)
+{
+	static const struct {
+		const char *ctype;
+		const char *query;
+		const char *body;
+		int status;
+		const char *detail;
+	} cases[] = {
+		{ "text/plain", NULL, "x", 415, "application/json" },
+		{ "application/json", NULL, "{", 400, NULL },
+		{ "application/json", NULL, "[1]", 400, "JSON object" },
+		{ "application/json", NULL, "{}", 422, "log is required" },
+		{ "application/json", NULL, "{\"log\": 1}", 422,
+		  "log must be a string" },
+		{ "application/json", NULL, "{\"log\": \"x\", \"k\": 1}", 422,
+		  "unknown field 'k'" },
+		{ "application/json", NULL, "{\"log\": \"x\", \"config\": \"a: "
+		  "1\", \"check_id\": \"01KBFQ1X8G0000000000000000\"}", 422,
+		  "not both" },
+		{ "application/json", NULL, "{\"log\": \"x\", \"context\": "
+		  "{\"gpus\": 8}}", 422, "send config too" },
+		{ "application/json", NULL, "{\"log\": \"x\", \"context\": 3}",
+		  422, "context must be an object" },
+		{ "application/json", "dry_run=true", "{\"log\": \"x\"}", 400,
+		  "unknown query parameter" },
+		{ "application/json", NULL, "{\"log\": \"x\", \"check_id\": "
+		  "\"nope\"}", 404, "no such check" },
+		{ "application/json", NULL, "{\"log\": \"x\", \"check_id\": "
+		  "\"01KBFQ1X8G0000000000000000\"}", 404, "no such check" },
+		/* the config's own errors, from POST /v1/checks */
+		{ "application/json", NULL, "{\"log\": \"x\", \"config\": "
+		  "\"a: [1\"}", 400, NULL },
+		{ "application/json", NULL, "{\"log\": \"x\", \"config\": "
+		  "\"a: 1\", \"context\": {\"gpu\": \"nope\"}}", 422,
+		  "unknown gpu" },
+	};
+	struct http h;
+	json_t *j;
+	size_t i;
+	int status;
+
+	(void)state;
+	http_open(&h);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		j = http_call(&h, &status, "POST", "/v1/diagnose",
+		    cases[i].query, cases[i].ctype, cases[i].body, "default",
+		    false);
+		if (status != cases[i].status)
+			fail_msg("case %zu: status %d, want %d", i, status,
+			    cases[i].status);
+		if (cases[i].detail != NULL &&
+		    strstr(jstr(j, "detail"), cases[i].detail) == NULL)
+			fail_msg("case %zu: detail '%s'", i, jstr(j,
+			    "detail"));
+		json_decref(j);
+	}
+	j = http_call(&h, &status, "GET", "/v1/measurements", "limit=0", NULL,
+	    NULL, "default", false);
+	assert_int_equal(status, 400);
+	json_decref(j);
+	j = http_call(&h, &status, "GET", "/v1/measurements", "cursor=zz",
+	    NULL, NULL, "default", false);
+	assert_int_equal(status, 400);
+	json_decref(j);
+	j = http_call(&h, &status, "GET", "/v1/measurements", "gpu=x", NULL,
+	    NULL, "default", false);
+	assert_int_equal(status, 400);
+	json_decref(j);
+	j = http_call(&h, &status, "GET", "/v1/diagnose", NULL, NULL, NULL,
+	    "default", false);
+	assert_int_equal(status, 405);
+	json_decref(j);
+	http_close(&h);
+}
+
 /* ---- the CLI and the docs ------------------------------------------- */
 
 static void
@@ -1233,6 +1520,9 @@ main(void)
 		cmocka_unit_test(
 		    test_diagnose__docs_are_generated_from_the_table),
 		cmocka_unit_test(test_diagnose__cli_text_json_and_exit_codes),
+		cmocka_unit_test(
+		    test_diagnose__http_stores_with_the_check_per_team),
+		cmocka_unit_test(test_diagnose__http_bad_requests),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
