@@ -917,6 +917,59 @@ done:
 	json_decref(dr.json);
 }
 
+/* "failed: oom.activations, needed at least 71.30 GiB of 79.19 GiB on
+   h100-sxm" (just the id without a measurement) into out. */
+static void
+summary_of(char *out, size_t cap, const struct store_diagnosis *s)
+{
+	if (s->measured)
+		snprintf(out, cap, "failed: %s, needed at least %.2f GiB of "
+		    "%.2f GiB on %s", s->first != NULL ? s->first :
+		    "no known signature", s->measured_peak_gib,
+		    s->capacity_gib, s->gpu);
+	else
+		snprintf(out, cap, "failed: %s on %s", s->first != NULL ?
+		    s->first : "no known signature", s->gpu);
+}
+
+void
+diagnose_history(struct api_ctx *ctx, const struct api_req *req,
+    const char *team, const char *name, json_t *items)
+{
+	struct store_mquery sq;
+	struct store_diagnosis *rows;
+	struct err e = { 0 };
+	size_t n = 0, i, k;
+	json_t *item;
+	char summary[256];
+
+	memset(&sq, 0, sizeof(sq));
+	sq.team = team;
+	sq.name = name;
+	sq.limit = LIST_MAX * 4;
+	sq.all = true;
+	if (ctx->store.ops->list_measurements(ctx->store.self, &rows, &n, &sq,
+	    req->arena, &e) != 0)
+		n = 0;
+	json_array_foreach(items, i, item) {
+		json_t *f = json_array();
+		const char *id = json_string_value(json_object_get(item,
+		    "id"));
+
+		for (k = 0; f != NULL && id != NULL && k < n; k++) {
+			if (strcmp(rows[k].check_id, id) != 0)
+				continue;
+			summary_of(summary, sizeof(summary), &rows[k]);
+			json_array_append_new(f, json_pack("{s:s, s:s?, s:o, "
+			    "s:s}", "id", rows[k].id, "diagnosis",
+			    rows[k].first, "measured_peak_gib",
+			    rows[k].measured ? num2(rows[k].measured_peak_gib) :
+			    json_null(), "summary", summary));
+		}
+		json_object_set_new(item, "failures", f);
+	}
+}
+
 /* A measurement as listMeasurements serves it. */
 static json_t *
 measurement_json(const struct store_diagnosis *s)
@@ -926,10 +979,7 @@ measurement_json(const struct store_diagnosis *s)
 	json_t *lines = json_loads(s->lines_json, 0, NULL);
 
 	api_format_time(created, sizeof(created), s->created_at_ms);
-	snprintf(summary, sizeof(summary), "failed: %s, needed at least %.2f "
-	    "GiB of %.2f GiB on %s", s->first != NULL ? s->first :
-	    "no known signature", s->measured_peak_gib, s->capacity_gib,
-	    s->gpu);
+	summary_of(summary, sizeof(summary), s);
 	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:s?, "
 	    "s:o, s:o, s:s, s:o}", "id", s->id, "created_at", created,
 	    "team", s->team, "check_id", s->check_id, "name", s->name,

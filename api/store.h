@@ -97,6 +97,7 @@ struct store_mquery {
 	const char *config_sha256;
 	const char *before_id;	/* cursor: only ids < before_id */
 	unsigned limit;		/* rows wanted, >= 1 */
+	bool all;		/* diagnoses without a measured peak too */
 };
 
 struct store_info {
@@ -128,8 +129,8 @@ struct store_ops {
 	/* Insert d (its check_id must exist); 0 once committed. */
 	int (*put_diagnosis)(void *self, const struct store_diagnosis *d,
 	    struct err *e);
-	/* Up to q->limit diagnoses with a measured peak, newest first, into
-	   *out (arena). */
+	/* Up to q->limit diagnoses with a measured peak (every one with
+	   q->all), newest first, into *out (arena). */
 	int (*list_measurements)(void *self, struct store_diagnosis **out,
 	    size_t *n, const struct store_mquery *q, struct arena *a,
 	    struct err *e);

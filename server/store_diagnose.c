@@ -122,14 +122,15 @@ list_fn(sqlite3 *db, void *arg, struct err *e)
 	if (sqlite3_prepare_v2(db, "SELECT id, created_at, team, check_id, "
 	    "name, config_sha256, gpu, context, first, measured_peak_gib, "
 	    "capacity_gib, lines, report FROM diagnoses WHERE "
-	    "measured_peak_gib IS NOT NULL AND id < ?1 AND "
+	    "(?6 OR measured_peak_gib IS NOT NULL) AND id < ?1 AND "
 	    "(?2 IS NULL OR team = ?2) AND (?3 IS NULL OR name = ?3) AND "
 	    "(?4 IS NULL OR config_sha256 = ?4) ORDER BY id DESC LIMIT ?5",
 	    -1, &st, NULL) != SQLITE_OK ||
 	    sqlite3_bind_text(st, 1, q->before_id != NULL ? q->before_id :
 	    "~", -1, SQLITE_STATIC) || bind_text(st, 2, q->team) ||
 	    bind_text(st, 3, q->name) || bind_text(st, 4, q->config_sha256) ||
-	    sqlite3_bind_int64(st, 5, q->limit)) {
+	    sqlite3_bind_int64(st, 5, q->limit) ||
+	    sqlite3_bind_int(st, 6, q->all)) {
 		rv = fail(db, e, "list measurements");
 		goto out;
 	}

@@ -152,6 +152,12 @@ try:
     st, c = request(port, "GET", "/v1/checks/" + check_id, tok=red)
     check("the check is stored for red", st == 200 and
           c["name"] == "lora-8b.yml", st)
+    st, hist = request(port, "GET", "/v1/configs/lora-8b.yml/checks",
+                       tok=red)
+    check("the config's history shows the failure", st == 200 and
+          hist["items"][0]["failures"][0]["summary"] ==
+          "failed: oom.fragmentation, needed at least 24.26 GiB of 23.56 "
+          "GiB on rtx4090", hist)
     st, c = request(port, "GET", "/v1/checks/" + check_id, tok=blue)
     check("blue does not see red's check", st == 404, st)
     st, m = request(port, "GET", "/v1/measurements", tok=red)

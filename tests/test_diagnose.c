@@ -1224,7 +1224,19 @@ test_diagnose__http_stores_with_the_check_per_team(void **state)
 	j = http_call(&h, &status, "GET", "/v1/configs/lora-8b.yml/checks",
 	    NULL, NULL, NULL, "default", false);
 	assert_int_equal(status, 200);
-	assert_int_equal(json_array_size(json_object_get(j, "items")), 1);
+	items = json_object_get(j, "items");
+	assert_int_equal(json_array_size(items), 1);
+	/* ... and its history shows how the run failed. */
+	m = json_array_get(json_object_get(json_array_get(items, 0),
+	    "failures"), 0);
+	assert_string_equal(jstr(m, "id"), id);
+	assert_string_equal(jstr(m, "diagnosis"), "oom.cuda");
+	assert_string_equal(jstr(m, "summary"), "failed: oom.cuda, needed at "
+	    "least 80.21 GiB of 79.15 GiB on a100-80gb");
+	json_decref(j);
+	j = http_call(&h, &status, "GET", "/v1/configs/lora-8b.yml/checks",
+	    NULL, NULL, NULL, "red", false);
+	assert_int_equal(json_array_size(json_object_get(j, "items")), 0);
 	json_decref(j);
 	/* Its measurement. */
 	j = http_call(&h, &status, "GET", "/v1/measurements", NULL, NULL,
