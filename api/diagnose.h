@@ -1,8 +1,8 @@
 /*
  * api/diagnose: a core diagnosis (core/diagnose.h) as JSON and text, the
- * signature table as Markdown (docs/diagnose.md), and the HTTP handlers of
- * POST /v1/diagnose and GET /v1/measurements (openapi.yaml: diagnose,
- * listMeasurements).
+ * signature table as Markdown (docs/diagnose.md) (api/diagnose_encode.c),
+ * and the HTTP handlers of POST /v1/diagnose and GET /v1/measurements
+ * (api/diagnose.c; openapi.yaml: diagnose, listMeasurements).
  */
 #ifndef API_DIAGNOSE_H
 #define API_DIAGNOSE_H
@@ -36,5 +36,11 @@ json_t *diagnose_encode_signatures(void);
  * into the config; malloc'd (the caller frees), or NULL.
  */
 char *diagnose_encode_yaml(const json_t *set);
+
+/* A quoted line as {line, text}; JSON null for line 0.  New reference. */
+json_t *diagnose_encode_line(const struct diag_line *l);
+
+/* A GiB figure rounded to 2 decimals.  New reference. */
+json_t *diagnose_encode_gib(double v);
 
 #endif /* API_DIAGNOSE_H */
