@@ -430,82 +430,50 @@ extract_driver(struct diagnosis *g, const char *p, size_t n,
 	return add_var(g, "driver_cuda", cuda, strlen(cuda), a);
 }
 
-static int
-extract_ranks(struct diagnosis *g, const char *p, size_t n,
-    struct arena *a)
-{
-	const char *q = after(p, n, "Duplicate GPU detected : rank ");
-	const char *end = p + n;
-	int rv;
-
-	if (q == NULL)
-		return 0;
-	rv = add_var(g, "rank_a", q, token(q, end, " "), a);
-	if (rv == 0)
-		rv = var_after(g, "rank_b", p, n, " and rank ", " ", a);
-	if (rv == 0)
-		rv = var_after(g, "device", p, n, "both on CUDA device ", " ",
-		    a);
-	return rv;
-}
+/* The values read after a phrase, per extractor: up to a stop byte. */
+static const struct {
+	enum diag_extract x;
+	const char *name;
+	const char *phrase;
+	const char *stop;
+} picks[] = {
+	{ DIAG_X_MODULE, "module", "No module named '", "'" },
+	{ DIAG_X_CUDA_VERSIONS, "installed", "Installed CUDA version ", " " },
+	{ DIAG_X_CUDA_VERSIONS, "installed", "detected CUDA version (", ")" },
+	{ DIAG_X_CUDA_VERSIONS, "torch_cuda", "torch was compiled with ",
+	  " ," },
+	{ DIAG_X_SHAPES, "param", "size mismatch for ", ":" },
+	{ DIAG_X_SHAPES, "ckpt_shape", "copying a param with shape ", " " },
+	{ DIAG_X_SHAPES, "model_shape", "the shape in current model is ",
+	  " " },
+	{ DIAG_X_NCCL_WORK, "op", "OpType=", ",)" },
+	{ DIAG_X_NCCL_WORK, "timeout_ms", "Timeout(ms)=", ",)" },
+	{ DIAG_X_NCCL_WORK, "ran_ms", "ran for ", " " },
+	{ DIAG_X_RANKS, "rank_a", "Duplicate GPU detected : rank ", " " },
+	{ DIAG_X_RANKS, "rank_b", " and rank ", " " },
+	{ DIAG_X_RANKS, "device", "both on CUDA device ", " " },
+	{ DIAG_X_DTYPES, "dtype_a", "got torch.", " " },
+	{ DIAG_X_DTYPES, "dtype_b", " and torch.", " " },
+	{ DIAG_X_LOCAL_RANK, "local_rank", "local_rank: ", " " },
+};
 
 int
 diag_extract(struct diagnosis *g, enum diag_extract x, const char *p,
     size_t n, struct arena *a)
 {
+	size_t i;
 	int rv = 0;
 
-	switch (x) {
-	case DIAG_X_SYMBOL:
+	if (x == DIAG_X_SYMBOL)
 		return extract_symbol(g, p, n, a);
-	case DIAG_X_MODULE:
-		return var_after(g, "module", p, n, "No module named '", "'",
-		    a);
-	case DIAG_X_CUDA_VERSIONS:
-		rv = var_after(g, "installed", p, n, "Installed CUDA version ",
-		    " ", a);
-		if (rv == 0)
-			rv = var_after(g, "installed", p, n,
-			    "detected CUDA version (", ")", a);
-		if (rv == 0)
-			rv = var_after(g, "torch_cuda", p, n,
-			    "torch was compiled with ", " ,", a);
-		return rv;
-	case DIAG_X_DRIVER:
+	if (x == DIAG_X_DRIVER)
 		return extract_driver(g, p, n, a);
-	case DIAG_X_SHAPES:
-		rv = var_after(g, "param", p, n, "size mismatch for ", ":", a);
-		if (rv == 0)
-			rv = var_after(g, "ckpt_shape", p, n,
-			    "copying a param with shape ", " ", a);
-		if (rv == 0)
-			rv = var_after(g, "model_shape", p, n,
-			    "the shape in current model is ", " ", a);
-		return rv;
-	case DIAG_X_NCCL_WORK:
-		rv = var_after(g, "op", p, n, "OpType=", ",)", a);
-		if (rv == 0)
-			rv = var_after(g, "timeout_ms", p, n, "Timeout(ms)=",
-			    ",)", a);
-		if (rv == 0)
-			rv = var_after(g, "ran_ms", p, n, "ran for ", " ", a);
-		return rv;
-	case DIAG_X_RANKS:
-		return extract_ranks(g, p, n, a);
-	case DIAG_X_DTYPES:
-		rv = var_after(g, "dtype_a", p, n, "got torch.", " ", a);
-		if (rv == 0)
-			rv = var_after(g, "dtype_b", p, n, " and torch.", " ",
-			    a);
-		return rv;
-	case DIAG_X_LOCAL_RANK:
-		return var_after(g, "local_rank", p, n, "local_rank: ", " ",
-		    a);
-	case DIAG_X_NONE:
-	case DIAG_X_CUDA_OOM:
-		break;
-	}
-	return 0;
+	for (i = 0; rv == 0 && i < sizeof(picks) / sizeof(picks[0]); i++)
+		if (picks[i].x == x &&
+		    diagnosis_var(g, picks[i].name) == NULL)
+			rv = var_after(g, picks[i].name, p, n, picks[i].phrase,
+			    picks[i].stop, a);
+	return rv;
 }
 
 /* Add name = v GiB ("12.34 GiB") when o has bit. */
