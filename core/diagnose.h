@@ -183,7 +183,10 @@ struct diag_memory {
 					   estimate / measured, under which the
 					   suggestions were searched; else 0 */
 	const struct suggestion *suggestions;	/* nsuggestions (arena), the
-						   estimator's, fastest first */
+						   estimator's: those that keep
+						   what is trained (no adapter
+						   change) first, each group
+						   fastest first */
 	size_t nsuggestions;
 };
 

@@ -102,6 +102,27 @@ name_term(struct diag_memory *mem, const struct diag_report *d,
 	return mem->term_why != NULL ? 0 : ERR_NOMEM;
 }
 
+/*
+ * The suggestions that keep what is trained first (an adapter where there
+ * was none is another experiment, not a fix), each group in the
+ * estimator's order; NULL when a is spent.
+ */
+static const struct suggestion *
+same_training_first(const struct suggestion *s, size_t n, struct arena *a)
+{
+	struct suggestion *out = ARENA_NEW(a, struct suggestion, n > 0 ? n : 1);
+	size_t i, k = 0, pass;
+
+	if (out == NULL)
+		return NULL;
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < n; i++)
+			if ((strstr(s[i].set_json, "\"adapter\"") == NULL) ==
+			    (pass == 0))
+				out[k++] = s[i];
+	return out;
+}
+
 int
 diagnose_config(struct diag_report *d, const char *cfg, size_t len,
     const struct context *ctx, const struct limits *lim, struct arena *a,
@@ -134,8 +155,12 @@ diagnose_config(struct diag_report *d, const char *cfg, size_t len,
 	mem->capacity_gib = est->capacity_gib;
 	mem->estimate_gib = est->per_gpu_peak_gib;
 	mem->fits = est->fits;
-	mem->suggestions = r->suggestions;
+	mem->suggestions = same_training_first(r->suggestions,
+	    r->nsuggestions, a);
 	mem->nsuggestions = r->nsuggestions;
+	if (mem->suggestions == NULL)
+		return err_set(e, ERR_NOMEM, NULL,
+		    "request memory budget spent");
 	if (o->line == 0)
 		return 0;
 	if (name_term(mem, d, est, a) != 0)
@@ -158,7 +183,11 @@ diagnose_config(struct diag_report *d, const char *cfg, size_t len,
 	if (rv != 0)
 		return rv;
 	mem->calibrated_capacity_gib = scaled;
-	mem->suggestions = cal->suggestions;
+	mem->suggestions = same_training_first(cal->suggestions,
+	    cal->nsuggestions, a);
 	mem->nsuggestions = cal->nsuggestions;
+	if (mem->suggestions == NULL)
+		return err_set(e, ERR_NOMEM, NULL,
+		    "request memory budget spent");
 	return 0;
 }

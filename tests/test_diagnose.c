@@ -506,8 +506,13 @@ test_diagnose__oom_with_config_names_the_term_and_keys_that_fit(void **state)
 		assert_true(fabs(est->per_gpu_peak_gib - s->per_gpu_peak_gib) <
 		    0.01);
 		zero3 |= strstr(s->set_json, "zero3") != NULL;
+		/* What keeps the full fine-tune comes before adapters. */
+		if (i > 0 && strstr(mem->suggestions[i - 1].set_json,
+		    "\"adapter\"") != NULL)
+			assert_non_null(strstr(s->set_json, "\"adapter\""));
 	}
 	assert_true(zero3);
+	assert_null(strstr(mem->suggestions[0].set_json, "\"adapter\""));
 	arena_fini(&a);
 	free(cfg);
 	free(ds);
