@@ -68,8 +68,11 @@ check_via_checks(const struct report **r, char id[27], struct api_ctx *ctx,
 	h_post_check(ctx, &sub, &q, &m, &sr);
 	free(text);
 	if (sr.status != 200 && sr.status != 201) {
+		const char *route = resp->route;
+
 		api_resp_fini(resp);
 		*resp = sr;	/* its problem is ours: the config is */
+		resp->route = route;
 		return -1;
 	}
 	*r = sr.report;
