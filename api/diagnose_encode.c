@@ -150,19 +150,20 @@ rules_array(const char *rules)
 	return arr;
 }
 
+json_t *
+diagnose_encode_gib(double v)
+{
+	/* A log may claim any number: round only what a long long holds. */
+	if (v > -1e12 && v < 1e12)
+		v = (double)(long long)(v * 100 + (v < 0 ? -0.5 : 0.5)) / 100;
+	return json_real(v);
+}
+
 /* A GiB number, or null when the message did not give it. */
 static json_t *
 gib(unsigned have, unsigned bit, double v)
 {
-	return (have & bit) != 0 ? json_real((double)(long long)(v * 100 +
-	    0.5) / 100) : json_null();
-}
-
-json_t *
-diagnose_encode_gib(double v)
-{
-	return json_real((double)(long long)(v * 100 + (v < 0 ? -0.5 : 0.5)) /
-	    100);
+	return (have & bit) != 0 ? diagnose_encode_gib(v) : json_null();
 }
 
 static json_t *

@@ -1071,6 +1071,8 @@ test_diagnose__fuzz_target_runs_on_the_fixtures(void **state)
 	    0xFF };
 	size_t n, i, k;
 	struct fixture *all = fixtures_load(&n);
+	struct dirent *de;
+	DIR *d;
 
 	(void)state;
 	for (i = 0; i < n; i++) {
@@ -1088,6 +1090,26 @@ test_diagnose__fuzz_target_runs_on_the_fixtures(void **state)
 	}
 	assert_int_equal(LLVMFuzzerTestOneInput(NULL, 0), 0);
 	fixtures_free(all, n);
+	/* Every input `make fuzz` crashed on, kept as a regression. */
+	d = opendir(FIXDIR "/fuzz");
+	assert_non_null(d);
+	for (k = 0; (de = readdir(d)) != NULL;) {
+		char path[512];
+		size_t len;
+		char *buf;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), FIXDIR "/fuzz/%s", de->d_name);
+		buf = fixture_read(path, &len);
+		assert_non_null(buf);
+		assert_int_equal(LLVMFuzzerTestOneInput((const uint8_t *)buf,
+		    len), 0);
+		free(buf);
+		k++;
+	}
+	closedir(d);
+	assert_true(k >= 1);
 }
 
 /* ---- HTTP ----------------------------------------------------------- */

@@ -16,6 +16,7 @@
 #include "api/diagnose.h"
 #include "core/arena.h"
 #include "core/diagnose.h"
+#include "core/doc.h"
 #include "core/report.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
