@@ -325,6 +325,7 @@ json_t *
 diagnose_encode_json(const struct diag_report *d, const char *file)
 {
 	json_t *items = json_array(), *errors = json_array(), *j;
+	json_t *versions = json_object();
 	bool top_done = false;
 	size_t i;
 
@@ -337,9 +338,14 @@ diagnose_encode_json(const struct diag_report *d, const char *file)
 		    top));
 	}
 	for (i = 0; errors != NULL && i < d->nlast_errors; i++)
-		json_array_append_new(errors, diagnose_encode_line(&d->last_errors[i]));
-	j = json_pack("{s:b, s:o, s:o, s:o, s:o, s:o, s:{s:I, s:I, s:I, "
+		json_array_append_new(errors,
+		    diagnose_encode_line(&d->last_errors[i]));
+	for (i = 0; versions != NULL && i < d->nversions; i++)
+		json_object_set_new(versions, d->versions[i].name,
+		    json_string(d->versions[i].value));
+	j = json_pack("{s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:{s:I, s:I, s:I, "
 	    "s:b, s:I}}", "known", d->n > 0, "diagnoses", items,
+	    "versions", versions,
 	    "oom", oom_json(&d->oom), "estimate", d->mem != NULL ?
 	    estimate_json(d->mem) : json_null(),
 	    "last_exception", diagnose_encode_line(&d->last_exception),
@@ -419,6 +425,11 @@ diagnose_encode_text(FILE *out, const struct diag_report *d,
 		if (g->sig->rules != NULL)
 			fprintf(out, "  rules: %s\n", g->sig->rules);
 	}
+	for (i = 0; i < d->nversions; i++)
+		fprintf(out, "%s%s %s", i == 0 ? "versions: " : ", ",
+		    d->versions[i].name, d->versions[i].value);
+	if (d->nversions > 0)
+		fputc('\n', out);
 	if (m == NULL)
 		return;
 	if (!m->known) {
@@ -493,6 +504,8 @@ diagnose_encode_markdown(FILE *out)
 	    "In the cause and fix, `{name}` is a value read from the log "
 	    "(the allocator's numbers, a symbol, a module, shapes, ranks) and "
 	    "a `[bracketed]` part appears only when the log gave its values. "
+	    "Version lines (NCCL's banner, nvidia-smi, nvcc, DeepSpeed's info "
+	    "line, pip freeze) are reported beside the diagnoses. "
 	    "The rules are the preflight rules (docs/rules.md) that catch the "
 	    "same failure before launch.\n\n"
 	    "Limits (hostile input): the last 64 MiB and 2,000,000 lines are "

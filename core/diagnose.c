@@ -39,6 +39,7 @@
 #define CONT_LINES 3		/* lines an OOM message may go on over */
 #define RAY_REACH 200		/* lines a Ray marker covers */
 #define MATCHER_CAP ((size_t)8 << 20)
+#define VERSION_DEFS 32		/* version lines the table may have */
 
 struct pset {
 	uint64_t w[PAT_WORDS];
@@ -69,6 +70,9 @@ struct matcher {
 	struct pset err;
 	struct pset oom;	/* any pattern of a CUDA OOM row */
 	int tb;			/* the traceback marker */
+	size_t nver;
+	int ver[VERSION_DEFS];	/* diag_versions[i]'s phrase */
+	struct pset vers;	/* all of them */
 };
 
 static const void *_Atomic matcher_slot;
@@ -160,6 +164,15 @@ collect(struct matcher *m)
 		if (!intern_set(m, &m->phase[i], diag_phases[i].frames,
 		    DIAG_PHASE_PATTERNS))
 			return false;
+	for (i = 0; diag_versions[i].name != NULL; i++) {
+		if (i == VERSION_DEFS)
+			return false;
+		m->ver[i] = intern(m, diag_versions[i].phrase);
+		if (m->ver[i] < 0)
+			return false;
+		pset_add(&m->vers, m->ver[i]);
+	}
+	m->nver = i;
 	m->tb = intern(m, diag_traceback_marker);
 	return m->tb >= 0 &&
 	    intern_set(m, &m->ray, diag_ray_markers, SIZE_MAX) &&
@@ -299,6 +312,7 @@ struct scan {
 	struct ref errs[DIAG_LAST_ERRORS];	/* a ring, next at nerr % N */
 	size_t nerr;
 	struct ref last_exc;
+	struct ref ver[VERSION_DEFS];	/* the last line of each version */
 };
 
 static void
@@ -421,6 +435,10 @@ segment(struct scan *st, const struct pset *set, struct ref r)
 		}
 	if (pset_meets(set, &m->ray))
 		st->ray_line = r.line;
+	if (pset_meets(set, &m->vers))
+		for (ph = 0; ph < m->nver; ph++)
+			if (pset_has(set, m->ver[ph]))
+				st->ver[ph] = r;
 	if (pset_meets(set, &m->oom)) {
 		oom_event(st, r);
 	} else {
@@ -541,6 +559,42 @@ build_item(struct diagnosis *g, const struct scan *st, size_t row,
 	return g->cause != NULL && g->fix != NULL ? 0 : ERR_NOMEM;
 }
 
+/* The last line of each version name, its value read out; 0 or
+   ERR_NOMEM. */
+static int
+versions(struct diag_report *d, const struct scan *st, struct arena *a)
+{
+	size_t i, j, n = st->m->nver;
+	const char *v;
+	int rv;
+
+	for (i = 0; i < n; i++) {
+		const struct ref *r = &st->ver[i];
+
+		if (r->line == 0)
+			continue;
+		/* Only the latest line of this name (the first def on a
+		   tie). */
+		for (j = 0; j < n; j++)
+			if (j != i && strcmp(diag_versions[j].name,
+			    diag_versions[i].name) == 0 &&
+			    (st->ver[j].line > r->line ||
+			    (st->ver[j].line == r->line && j < i)))
+				break;
+		if (j < n)
+			continue;
+		rv = diag_value_after(&v, st->log + r->off, r->len,
+		    diag_versions[i].phrase, diag_versions[i].stop, a);
+		if (rv != 0)
+			return rv;
+		if (v == NULL || d->nversions == DIAG_VERSIONS)
+			continue;
+		d->versions[d->nversions].name = diag_versions[i].name;
+		d->versions[d->nversions++].value = v;
+	}
+	return 0;
+}
+
 static int
 finish(struct diag_report *d, struct scan *st, struct arena *a)
 {
@@ -548,6 +602,8 @@ finish(struct diag_report *d, struct scan *st, struct arena *a)
 	int rv;
 
 	assign_events(st);
+	if (versions(d, st, a) != 0)
+		return ERR_NOMEM;
 	for (i = 0; i < st->m->nsig; i++)
 		n += st->hits[i].count > 0;
 	d->items = ARENA_NEW(a, struct diagnosis, n > 0 ? n : 1);

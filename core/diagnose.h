@@ -32,6 +32,7 @@ struct suggestion;
 #define DIAG_LAST_ERRORS 5	/* error lines quoted when nothing matched */
 #define DIAG_QUOTE 400		/* bytes of a quoted line, at most */
 #define DIAG_VARS 12		/* values extracted per diagnosis */
+#define DIAG_VERSIONS 16	/* version lines a report keeps */
 
 /* What a log is examined under (hostile input). */
 struct diag_limits {
@@ -206,6 +207,12 @@ struct diag_report {
 	unsigned first_line;	/* the first line examined */
 	bool cut;		/* the head was not examined (limits) */
 	size_t long_lines;	/* lines matched on their head only */
+	struct diag_var versions[DIAG_VERSIONS];	/* what the log says is
+							   installed ("nccl":
+							   "2.20.5"), the last
+							   line of each; name
+							   static, value arena */
+	size_t nversions;
 	struct diag_memory *mem;	/* diagnose_config()'s, or NULL */
 };
 

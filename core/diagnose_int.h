@@ -38,6 +38,18 @@ extern const char *const diag_ray_markers[];
    known), NULL-terminated. */
 extern const char *const diag_error_markers[];
 
+/* A version line: what it names, the text before the version and the
+   bytes that end it. */
+struct diag_version_def {
+	const char *name;	/* "nccl" */
+	const char *phrase;	/* "NCCL version " */
+	const char *stop;	/* " ,)" */
+};
+
+/* The version lines the report reads (diagnose_sig.c), NULL-terminated
+   (name NULL). */
+extern const struct diag_version_def diag_versions[];
+
 /* The start of a Python traceback. */
 extern const char diag_traceback_marker[];
 
@@ -71,6 +83,11 @@ int diag_extract(struct diagnosis *g, enum diag_extract x, const char *p,
 /* o's numbers as g's values ("12.34 GiB"); 0 or ERR_NOMEM. */
 int diag_oom_vars(struct diagnosis *g, const struct diag_oom *o,
     struct arena *a);
+
+/* The token after phrase in p[0..n) up to a byte of stop, into *v
+   (arena); 0 (nothing found leaves *v NULL) or ERR_NOMEM. */
+int diag_value_after(const char **v, const char *p, size_t n,
+    const char *phrase, const char *stop, struct arena *a);
 
 /* tpl with g's values filled in ([parts] with a missing value left out);
    NULL for a NULL tpl or when a is spent. */

@@ -521,6 +521,28 @@ const char *const diag_ray_markers[] = { "ray::", "RayTaskError",
 const char *const diag_error_markers[] = { "Error", "ERROR", "error:",
 	"Exception", "FAILED", "failed (exitcode", NULL };
 
+/* Versions as logs print them: NCCL's banner, nvidia-smi, nvcc, DeepSpeed's
+   info line, pip freeze, transformers-cli env. */
+const struct diag_version_def diag_versions[] = {
+	{ "nccl", "NCCL version ", " ,)" },
+	{ "cuda_driver", "CUDA Version: ", " |" },
+	{ "nvidia_driver", "Driver Version: ", " |" },
+	{ "nvcc", "Cuda compilation tools, release ", " ," },
+	{ "deepspeed", "DeepSpeed info: version=", " ," },
+	{ "torch", "torch==", " ;" },
+	{ "torch", "PyTorch version (GPU?): ", " " },
+	{ "transformers", "transformers==", " ;" },
+	{ "transformers", "`transformers` version: ", " " },
+	{ "accelerate", "accelerate==", " ;" },
+	{ "accelerate", "`Accelerate` version: ", " " },
+	{ "deepspeed", "deepspeed==", " ;" },
+	{ "flash_attn", "flash-attn==", " ;" },
+	{ "flash_attn", "flash_attn==", " ;" },
+	{ "bitsandbytes", "bitsandbytes==", " ;" },
+	{ "axolotl", "axolotl==", " ;" },
+	{ NULL, NULL, NULL }
+};
+
 const char diag_traceback_marker[] = "Traceback (most recent call last)";
 
 const char *const diag_var_names[] = { "tried", "capacity", "free",

@@ -370,6 +370,26 @@ token(const char *p, const char *end, const char *stop)
 	return (size_t)(q - p);
 }
 
+int
+diag_value_after(const char **v, const char *p, size_t n,
+    const char *phrase, const char *stop, struct arena *a)
+{
+	const char *q = after(p, n, phrase);
+	size_t k;
+
+	*v = NULL;
+	if (q == NULL)
+		return 0;
+	k = token(q, p + n, stop);
+	while (k > 0 && (q[k - 1] == '.' || q[k - 1] == ',' ||
+	    q[k - 1] == ':'))
+		k--;
+	if (k == 0)
+		return 0;
+	*v = diag_quote(a, q, k);
+	return *v != NULL ? 0 : ERR_NOMEM;
+}
+
 /* Add name = the token after phrase, if the line has it. */
 static int
 var_after(struct diagnosis *g, const char *name, const char *p, size_t n,

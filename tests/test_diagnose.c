@@ -917,6 +917,47 @@ test_diagnose__unknown_log_quotes_its_last_errors(void **state)
 	arena_fini(&a);
 }
 
+/* The version lines: the last line of each name, its value. */
+static void
+test_diagnose__version_lines_are_reported(void **state)
+{
+	static const char log[] =
+	    "NCCL version 2.18.1+cuda12.1\n"
+	    "| NVIDIA-SMI 535.104.05   Driver Version: 535.104.05   CUDA "
+	    "Version: 12.2     |\n"
+	    "Cuda compilation tools, release 12.1, V12.1.105\n"
+	    "[INFO] DeepSpeed info: version=0.12.6, git-hash=unknown\n"
+	    "torch==2.1.2\n"
+	    "- PyTorch version (GPU?): 2.3.0+cu121 (True)\n"
+	    "flash-attn==2.5.8\n"
+	    "host:1:2 [0] NCCL INFO NCCL version 2.20.5\n";
+	static const struct {
+		const char *name, *value;
+	} want[] = {
+		{ "nccl", "2.20.5" }, { "cuda_driver", "12.2" },
+		{ "nvidia_driver", "535.104.05" }, { "nvcc", "12.1" },
+		{ "deepspeed", "0.12.6" }, { "torch", "2.3.0+cu121" },
+		{ "flash_attn", "2.5.8" },
+	};
+	struct arena a;
+	struct diag_report *d;
+	size_t i, k;
+
+	(void)state;
+	arena_init(&a, ARENA_CAP);
+	d = run(log, sizeof(log) - 1, &a);
+	assert_int_equal(d->n, 0);	/* versions are not failures */
+	assert_int_equal(d->nversions, sizeof(want) / sizeof(want[0]));
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		for (k = 0; k < d->nversions; k++)
+			if (strcmp(d->versions[k].name, want[i].name) == 0)
+				break;
+		assert_true(k < d->nversions);
+		assert_string_equal(d->versions[k].value, want[i].value);
+	}
+	arena_fini(&a);
+}
+
 /* ---- limits and hostile input --------------------------------------- */
 
 static void
@@ -1550,6 +1591,7 @@ main(void)
 		    test_diagnose__oom_rows_follow_numbers_and_frames),
 		cmocka_unit_test(
 		    test_diagnose__unknown_log_quotes_its_last_errors),
+		cmocka_unit_test(test_diagnose__version_lines_are_reported),
 		cmocka_unit_test(
 		    test_diagnose__limits_cut_the_head_and_long_lines),
 		cmocka_unit_test(
