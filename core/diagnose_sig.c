@@ -137,7 +137,9 @@ static const struct diag_sig sigs[] = {
 	  NULL, NULL, NULL, NULL },
 	{ "env.missing_module", "env",
 	  "a Python module is missing",
-	  { "No module named '" }, { NULL }, { NULL },
+	  /* The exception, not a warning about an optional import. */
+	  { "ModuleNotFoundError: No module named '",
+	    "ImportError: No module named '" }, { NULL }, { NULL },
 	  DIAG_ALWAYS, DIAG_X_MODULE,
 	  "Python could not import[ {module}]: it is not installed in the "
 	  "environment the launcher runs",
