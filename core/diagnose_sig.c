@@ -162,7 +162,8 @@ static const struct diag_sig sigs[] = {
 	  "fsdp.deepspeed_exclusive_legacy,fsdp.deepspeed_with_fsdp_config" },
 	{ "deepspeed.batch_mismatch", "config",
 	  "DeepSpeed's batch sizes do not multiply out",
-	  { "Check batch related parameters" }, { NULL }, { NULL },
+	  { "Check batch related parameters", "Micro batch size per gpu:",
+	    "Train batch size:" }, { NULL }, { NULL },
 	  DIAG_ALWAYS, DIAG_X_NONE,
 	  "the DeepSpeed config's train_batch_size is not "
 	  "train_micro_batch_size_per_gpu x gradient_accumulation_steps x the "
