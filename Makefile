@@ -148,6 +148,8 @@ run-tests: $(B)/preflight $(TEST_BINS)
 	$(PYTHON) tests/http_integration.py $(B)/preflight $(SHARED); \
 	echo "== tests/auth_ci.py"; \
 	$(PYTHON) tests/auth_ci.py $(B)/preflight $(SHARED); \
+	echo "== tests/diagnose_http.py"; \
+	$(PYTHON) tests/diagnose_http.py $(B)/preflight $(SHARED); \
 	echo "== tests/crash_recovery.py"; \
 	$(PYTHON) tests/crash_recovery.py $(B)/preflight $(SHARED) 5; \
 	echo "== tests/hostile_http.py"; \
@@ -170,6 +172,7 @@ run-tests: $(B)/preflight $(TEST_BINS)
 # test_cli checks that the committed file is current.
 docs: all
 	$(B)/preflight rules --format markdown > docs/rules.md
+	$(B)/preflight diagnose --signatures --format markdown > docs/diagnose.md
 
 # Timings are measurements, not test assertions: they live here.
 CORPUS = $(shell find $(SHARED)/corpus/axolotl/examples -name '*.y*ml' 2>/dev/null | sort)
@@ -270,11 +273,13 @@ uninstall:
 
 -include $(shell find build -name '*.d' 2>/dev/null)
 
-# libFuzzer with ASan and UBSan on four targets: the YAML document layer
+# libFuzzer with ASan and UBSan on five targets: the YAML document layer
 # (tests/fuzz/fuzz_doc.c) and the whole check (tests/fuzz/fuzz_check.c),
 # both seeded with the Axolotl examples and the rule fixtures and given a
 # dictionary of Axolotl keys; the JSON request decoder and the router /
-# query-string parsers (tests/fuzz/fuzz_api.c, built twice).
+# query-string parsers (tests/fuzz/fuzz_api.c, built twice); the failure-log
+# parser of `preflight diagnose` (tests/fuzz/fuzz_diagnose.c), seeded with
+# tests/fixtures/diagnose and given the signature patterns as a dictionary.
 # `make fuzz FUZZ_SECONDS=N` runs each for N seconds.  Crashes land in
 # build/fuzz/<target>/ as crash-*; each becomes a regression test.
 FUZZ_SECONDS ?= 60
@@ -283,8 +288,8 @@ FUZZ_CC = clang -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -g -O1 \
 	  -I. -Ibuild/gen $(PKG_CFLAGS)
 FUZZ_RUN = -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048
 FUZZ_API_SRC = tests/fuzz/fuzz_api.c tests/fixture_api.c $(CORE_SRC) $(API_SRC) \
-	       server/store_sqlite.c build/gen/tables.c build/gen/migrations.c \
-	       build/gen/ruledoc.c
+	       server/store_sqlite.c server/store_diagnose.c server/log.c \
+	       build/gen/tables.c build/gen/migrations.c build/gen/ruledoc.c
 fuzz-deps:
 	@if ! command -v clang >/dev/null 2>&1 || \
 	    ! ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a \
@@ -299,7 +304,8 @@ fuzz-deps:
 
 fuzz: fuzz-deps build/gen/tables.c build/gen/migrations.c build/gen/ruledoc.c
 	@mkdir -p build/fuzz/check/corpus build/fuzz/json/corpus \
-	    build/fuzz/route/corpus build/fuzz/doc/corpus
+	    build/fuzz/route/corpus build/fuzz/doc/corpus \
+	    build/fuzz/diagnose/corpus
 	$(FUZZ_CC) -o build/fuzz/fuzz_check tests/fuzz/fuzz_check.c \
 	    $(CORE_SRC) api/encode.c api/jsonw.c build/gen/tables.c \
 	    $(PKG_LIBS) -lm
@@ -309,6 +315,13 @@ fuzz: fuzz-deps build/gen/tables.c build/gen/migrations.c build/gen/ruledoc.c
 	    $(PKG_LIBS) -lpthread -lm
 	$(FUZZ_CC) -DFUZZ_MODE_ROUTE -o build/fuzz/fuzz_route $(FUZZ_API_SRC) \
 	    $(PKG_LIBS) -lpthread -lm
+	$(FUZZ_CC) -o build/fuzz/fuzz_diagnose tests/fuzz/fuzz_diagnose.c \
+	    $(CORE_SRC) $(API_SRC) build/gen/tables.c $(PKG_LIBS) -lpthread -lm
+	@for f in tests/fixtures/diagnose/*.log; do \
+	    h=$$(echo $$f | md5sum | cut -c1-16); \
+	    { printf '\000'; cat $$f; } > build/fuzz/diagnose/corpus/$$h; \
+	    { printf '\201'; cat $$f; } > build/fuzz/diagnose/corpus/$$h.c; \
+	    done
 	@awk -F'\t' '$$1 !~ /^#/ && $$1 != "key" { print "\"" $$1 ":\"" }' \
 	    core/data/axolotl-keys.tsv > build/fuzz/keys.dict
 	@for f in $(CORPUS) tests/fixtures/rules/*.yaml; do \
@@ -320,10 +333,11 @@ fuzz: fuzz-deps build/gen/tables.c build/gen/migrations.c build/gen/ruledoc.c
 	@n=0; while IFS= read -r line; do n=$$((n+1)); \
 	    { printf '%s\n' "$$line"; cat tests/fixtures/rules/schema.duplicate_key.fail.yaml; } \
 	    > build/fuzz/route/corpus/seed$$n; done < tests/fuzz/routes.txt
-	@for t in doc check json route; do \
+	@for t in doc check json route diagnose; do \
 	    echo "== fuzz_$$t ($(FUZZ_SECONDS) s)"; \
 	    dict=build/fuzz/keys.dict; [ $$t = json ] && dict=tests/fuzz/json.dict; \
 	    [ $$t = route ] && dict=tests/fuzz/route.dict; \
+	    [ $$t = diagnose ] && dict=tests/fuzz/diagnose.dict; \
 	    build/fuzz/fuzz_$$t $(FUZZ_RUN) -max_len=65536 \
 	        -artifact_prefix=build/fuzz/$$t/ -dict=$$dict \
 	        build/fuzz/$$t/corpus > build/fuzz/$$t.log 2>&1; rc=$$?; \

@@ -656,6 +656,9 @@ static const struct route routes[] = {
 	{ "GET", "/v1/catalog/models", ACCESS_TEAM, h_models },
 							/* listModels */
 	{ "GET", "/v1/keys", ACCESS_TEAM, h_keys },	/* listKeys */
+	{ "POST", "/v1/diagnose", ACCESS_TEAM, h_diagnose },	/* diagnose */
+	{ "GET", "/v1/measurements", ACCESS_TEAM, h_measurements },
+							/* listMeasurements */
 };
 
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))

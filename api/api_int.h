@@ -78,4 +78,16 @@ bool api_is_id(const char *s);
 handler_fn h_post_check, h_ci_check, h_list_checks, h_get_check, h_diff, h_history,
     h_rule_stats, h_estimate, h_rules, h_rule, h_gpus, h_models, h_keys;
 
+/* Handlers (api/diagnose.c, issue #19). */
+handler_fn h_diagnose, h_measurements;
+
+/*
+ * Add "failures" (the diagnoses stored with each check: id, diagnosis,
+ * measured peak, summary) to the items of a config's history (getHistory),
+ * an array of objects with "id"; items without any get [].  Best effort:
+ * a store error leaves them without.
+ */
+void diagnose_history(struct api_ctx *ctx, const struct api_req *req,
+    const char *team, const char *name, json_t *items);
+
 #endif /* API_API_INT_H */

@@ -1387,6 +1387,7 @@ h_history(struct api_ctx *ctx, const struct api_req *req,
 	}
 	for (i = 0; i < n; i++)
 		json_decref(parsed[i]);
+	diagnose_history(ctx, req, sq.team, m->param[0], arr);	/* #19 */
 	out = json_pack("{s:s, s:o}", "name", m->param[0], "items", arr);
 	if (out != NULL && n > page && page > 0) {
 		cursor_encode(next, sizeof(next), items[page - 1].id);

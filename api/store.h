@@ -73,6 +73,36 @@ struct store_rule_stat {
 	long checks;		/* distinct checks */
 };
 
+/* A stored diagnosis of a failed run (issue #19); json is what POST
+   /v1/diagnose answered. */
+struct store_diagnosis {
+	char id[27];		/* like a check's */
+	int64_t created_at_ms;	/* Unix time, milliseconds */
+	const char *team;	/* owner team */
+	const char *check_id;	/* the check of the config that ran */
+	const char *name;	/* the config's name, "" when not given */
+	const char *config_sha256;
+	const char *gpu;	/* context GPU id, "h100-sxm" */
+	const char *context_json;	/* the context object */
+	const char *first;	/* first diagnosis id, or NULL: none known */
+	bool measured;		/* a CUDA OOM gave the two numbers below */
+	double measured_peak_gib;	/* what the failed step needed, at
+					   least */
+	double capacity_gib;	/* the device's */
+	const char *lines_json;	/* [{line, text}] the numbers rest on */
+	const char *json;	/* the whole diagnosis as JSON text */
+};
+
+/* Filters of list_measurements; NULL fields do not filter. */
+struct store_mquery {
+	const char *team;	/* NULL: every team (admin) */
+	const char *name;
+	const char *config_sha256;
+	const char *before_id;	/* cursor: only ids < before_id */
+	unsigned limit;		/* rows wanted, >= 1 */
+	bool all;		/* diagnoses without a measured peak too */
+};
+
 struct store_info {
 	long long db_bytes;	/* database size on disk */
 	long long write_errors;	/* failed writes since start */
@@ -99,6 +129,14 @@ struct store_ops {
 	int (*rule_stats)(void *self, struct store_rule_stat **out,
 	    size_t *n, const char *team, const char *since_id,
 	    struct arena *a, struct err *e);
+	/* Insert d (its check_id must exist); 0 once committed. */
+	int (*put_diagnosis)(void *self, const struct store_diagnosis *d,
+	    struct err *e);
+	/* Up to q->limit diagnoses with a measured peak (every one with
+	   q->all), newest first, into *out (arena). */
+	int (*list_measurements)(void *self, struct store_diagnosis **out,
+	    size_t *n, const struct store_mquery *q, struct arena *a,
+	    struct err *e);
 	/* 0 when a write succeeds and the schema is current. */
 	int (*ready)(void *self, struct err *e);
 	/* Size and error counters; cannot fail. */

@@ -582,6 +582,94 @@ load_model_config(struct cli_opts *op, const char *path)
 	return -1;
 }
 
+/* check's context flags; shared with `preflight diagnose`. */
+const struct option cli_context_options[] = {
+	{ "gpus", required_argument, NULL, 'g' },
+	{ "world-size", required_argument, NULL, 'g' },
+	{ "nodes", required_argument, NULL, 'n' },
+	{ "gpu", required_argument, NULL, 'G' },
+	{ "interconnect", required_argument, NULL, 'i' },
+	{ "torch", required_argument, NULL, 't' },
+	{ "policy", required_argument, NULL, 'p' },
+	{ "deepspeed-config", required_argument, NULL, 'd' },
+	{ "model-config", required_argument, NULL, 'm' },
+	{ "hf-cache", required_argument, NULL, 'c' },
+	{ "gpu-memory-gib", required_argument, NULL, 'M' },
+	{ "host-memory-gib", required_argument, NULL, 'H' },
+	{ "dataset-tokens", required_argument, NULL, 'T' },
+	{ NULL, 0, NULL, 0 }
+};
+
+int
+cli_context_opt(struct cli_opts *op, int c, const char *arg)
+{
+	switch (c) {
+	case 'g':
+		return parse_long(&op->ctx.gpus, "--gpus", arg);
+	case 'n':
+		return parse_long(&op->ctx.nodes, "--nodes", arg);
+	case 'M':
+		return parse_gib(&op->ctx.gpu_memory_gib, "--gpu-memory-gib",
+		    arg);
+	case 'H':
+		return parse_gib(&op->ctx.host_memory_gib, "--host-memory-gib",
+		    arg);
+	case 'T':
+		if (context_parse_tokens(&op->ctx.dataset_tokens, arg) != 0) {
+			fprintf(stderr, "preflight: error: --dataset-tokens "
+			    "must be a positive integer, got '%s'\n", arg);
+			return -1;
+		}
+		return 0;
+	case 'G':
+		op->ctx.gpu = arg;
+		return 0;
+	case 'i':
+		op->ctx.interconnect = arg;
+		return 0;
+	case 't':
+		if (context_parse_torch(&op->ctx.torch, arg) != 0) {
+			fprintf(stderr, "preflight: error: --torch must be a "
+			    "version like 2.11, got '%s'\n", arg);
+			return -1;
+		}
+		return 0;
+	case 'p':
+		op->policy_given = true;
+		return load_policy(op, arg);
+	case 'd': {
+		size_t len;
+
+		free(op->ds_config);
+		if (file_read(&op->ds_config, &len, arg, 1 << 20) != 0 ||
+		    len > (1 << 20)) {
+			fprintf(stderr, "preflight: error: --deepspeed-config "
+			    "%s: cannot read it (or over 1 MiB)\n", arg);
+			return -1;
+		}
+		op->ctx.ds_config = op->ds_config;
+		op->ctx.ds_config_len = len;
+		return 0;
+	}
+	case 'm':
+		return load_model_config(op, arg);
+	case 'c': {
+		char why[512];
+
+		if (hfcache_check_dir(arg, why, sizeof(why)) != 0) {
+			fprintf(stderr, "preflight: error: --hf-cache %s\n",
+			    why);
+			return -1;
+		}
+		op->hf_cache = arg;
+		op->ctx.model_lookup = cached_model;
+		op->ctx.model_lookup_arg = op;
+		return 0;
+	}
+	}
+	return -1;	/* NOTREACHED: not a context flag */
+}
+
 /* The policy (given, found, or none) plus the --ignore patterns. */
 static int
 settle_policy(struct cli_opts *op)
@@ -632,68 +720,30 @@ set_format(struct cli_opts *op, const char *s)
 static int
 parse_options(int argc, char **argv, struct cli_opts *op)
 {
-	static const struct option longopts[] = {
-		{ "gpus", required_argument, NULL, 'g' },
-		{ "world-size", required_argument, NULL, 'g' },
-		{ "nodes", required_argument, NULL, 'n' },
-		{ "gpu", required_argument, NULL, 'G' },
-		{ "interconnect", required_argument, NULL, 'i' },
+	static const struct option own[] = {
 		{ "format", required_argument, NULL, 'f' },
-		{ "torch", required_argument, NULL, 't' },
-		{ "policy", required_argument, NULL, 'p' },
 		{ "no-policy", no_argument, NULL, 'P' },
-		{ "deepspeed-config", required_argument, NULL, 'd' },
-		{ "model-config", required_argument, NULL, 'm' },
-		{ "hf-cache", required_argument, NULL, 'c' },
-		{ "gpu-memory-gib", required_argument, NULL, 'M' },
-		{ "host-memory-gib", required_argument, NULL, 'H' },
-		{ "dataset-tokens", required_argument, NULL, 'T' },
 		{ "min-severity", required_argument, NULL, 's' },
 		{ "fail-on", required_argument, NULL, 'F' },
 		{ "ignore", required_argument, NULL, 'I' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "axolotl-only", no_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
 	};
+	struct option longopts[32];
+	size_t n = 0, i;
 	int c;
 
+	/* The context flags are cli_context_options (diagnose takes them
+	   too), then check's own. */
+	while (cli_context_options[n].name != NULL)
+		longopts[n] = cli_context_options[n], n++;
+	for (i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+		longopts[n++] = own[i];
+	longopts[n] = (struct option){ NULL, 0, NULL, 0 };
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "hv", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'g':
-			if (parse_long(&op->ctx.gpus, "--gpus", optarg) != 0)
-				return -1;
-			break;
-		case 'n':
-			if (parse_long(&op->ctx.nodes, "--nodes", optarg) != 0)
-				return -1;
-			break;
-		case 'M':
-			if (parse_gib(&op->ctx.gpu_memory_gib,
-			    "--gpu-memory-gib", optarg) != 0)
-				return -1;
-			break;
-		case 'H':
-			if (parse_gib(&op->ctx.host_memory_gib,
-			    "--host-memory-gib", optarg) != 0)
-				return -1;
-			break;
-		case 'T':
-			if (context_parse_tokens(&op->ctx.dataset_tokens,
-			    optarg) != 0) {
-				fprintf(stderr, "preflight: error: "
-				    "--dataset-tokens must be a positive "
-				    "integer, got '%s'\n", optarg);
-				return -1;
-			}
-			break;
-		case 'G':
-			op->ctx.gpu = optarg;
-			break;
-		case 'i':
-			op->ctx.interconnect = optarg;
-			break;
 		case 'f':
 			if (set_format(op, optarg) != 0)
 				return -1;
@@ -733,61 +783,20 @@ parse_options(int argc, char **argv, struct cli_opts *op)
 		case 'A':
 			op->axolotl_only = true;
 			break;
-		case 't':
-			if (context_parse_torch(&op->ctx.torch, optarg) != 0) {
-				fprintf(stderr, "preflight: error: --torch "
-				    "must be a version like 2.11, got '%s'\n",
-				    optarg);
-				return -1;
-			}
-			break;
-		case 'p':
-			op->policy_given = true;
-			if (load_policy(op, optarg) != 0)
-				return -1;
-			break;
 		case 'P':
 			op->policy_given = true;
 			op->ctx.policy = NULL;
 			break;
-		case 'd': {
-			size_t len;
-
-			free(op->ds_config);
-			if (file_read(&op->ds_config, &len, optarg,
-			    1 << 20) != 0 || len > (1 << 20)) {
-				fprintf(stderr, "preflight: error: "
-				    "--deepspeed-config %s: cannot read it (or "
-				    "over 1 MiB)\n", optarg);
-				return -1;
-			}
-			op->ctx.ds_config = op->ds_config;
-			op->ctx.ds_config_len = len;
-			break;
-		}
-		case 'm':
-			if (load_model_config(op, optarg) != 0)
-				return -1;
-			break;
-		case 'c': {
-			char why[512];
-
-			if (hfcache_check_dir(optarg, why, sizeof(why)) != 0) {
-				fprintf(stderr, "preflight: error: --hf-cache "
-				    "%s\n", why);
-				return -1;
-			}
-			op->hf_cache = optarg;
-			op->ctx.model_lookup = cached_model;
-			op->ctx.model_lookup_arg = op;
-			break;
-		}
 		case 'h':
 			usage(stdout);
 			return -2;
-		default:
+		case '?':
 			usage(stderr);
 			return -1;
+		default:
+			if (cli_context_opt(op, c, optarg) != 0)
+				return -1;
+			break;
 		}
 	}
 	return optind;
@@ -933,6 +942,42 @@ check_main(int argc, char **argv, struct cli_opts *op)
 		    "is not an Axolotl config" : "are not Axolotl configs",
 		    op->verbose ? "" : "; --verbose lists them");
 	return run.worst;
+}
+
+struct cli_opts *
+cli_opts_new(void)
+{
+	struct cli_opts *o = calloc(1, sizeof(*o));
+
+	if (o == NULL)
+		return NULL;
+	arena_init(&o->policy_arena, (size_t)16 << 20);
+	context_default(&o->ctx);
+	limits_default(&o->lim);
+	return o;
+}
+
+void
+cli_opts_free(struct cli_opts *o)
+{
+	if (o == NULL)
+		return;
+	arena_fini(&o->policy_arena);
+	free(o->ds_config);
+	free(o);
+}
+
+const struct context *
+cli_context(struct cli_opts *o, const struct limits **lim)
+{
+	struct err e = { 0 };
+
+	if (context_resolve(&o->ctx, &e) != 0) {
+		fprintf(stderr, "preflight: error: %s\n", e.msg);
+		return NULL;
+	}
+	*lim = &o->lim;
+	return &o->ctx;
 }
 
 int

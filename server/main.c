@@ -13,6 +13,7 @@
 #include "api/encode.h"
 #include "backup.h"
 #include "cli.h"
+#include "diagnose_cli.h"
 #include "explain.h"
 #include "health.h"
 #include "serve.h"
@@ -26,6 +27,7 @@ usage(FILE *out)
 {
 	fprintf(out,
 	    "usage: preflight check [FILE | DIR | -]... [options]\n"
+	    "       preflight diagnose LOG [--config FILE] [options]\n"
 	    "       preflight serve [options]\n"
 	    "       preflight rules [--format text|json|markdown] | rules ID\n"
 	    "       preflight explain ID\n"
@@ -123,6 +125,8 @@ main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "check") == 0)
 		return cli_check(argc - 1, argv + 1);
+	if (strcmp(argv[1], "diagnose") == 0)
+		return diagnose_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "serve") == 0)
 		return serve_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "rules") == 0)

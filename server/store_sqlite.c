@@ -23,6 +23,7 @@
 #include "core/arena.h"
 #include "server/log.h"
 #include "server/migrations.h"
+#include "server/store_diagnose.h"
 
 #define LIST_VARIANTS 64	/* 2^6 optional filters */
 #define BATCH_MAX 128		/* writes committed together, at most */
@@ -1429,12 +1430,35 @@ out:
 	return rv;
 }
 
+int
+store_sqlite_write(struct store_sqlite *s,
+    int (*fn)(sqlite3 *db, void *arg, struct err *e), void *arg,
+    struct err *e)
+{
+	return call(s, fn, arg, e);
+}
+
+int
+store_sqlite_read(struct store_sqlite *s,
+    int (*fn)(sqlite3 *db, void *arg, struct err *e), void *arg,
+    struct err *e)
+{
+	struct reader *rd = reader_get(s);
+	int rv;
+
+	rv = fn(rd->db, arg, e);
+	reader_put(s, rd);
+	return rv;
+}
+
 static const struct store_ops sqlite_ops = {
 	.put_check = put_check,
 	.get_check = get_check,
 	.get_by_idem = get_by_idem,
 	.list_checks = list_checks,
 	.rule_stats = rule_stats,
+	.put_diagnosis = store_diagnose_put,
+	.list_measurements = store_diagnose_measurements,
 	.ready = ready,
 	.info = info,
 };

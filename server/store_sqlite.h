@@ -86,6 +86,20 @@ void store_sqlite_query_budget(struct store_sqlite *s, int ms);
    the one at open). */
 void store_sqlite_health_interval(struct store_sqlite *s, unsigned seconds);
 
+/*
+ * For the store's other files (server/store_diagnose.c): run fn on the
+ * writer connection, queued with the other writes (autocommit: one
+ * statement is one transaction), or on the reader connection under its
+ * lock.  fn's return value is returned.
+ */
+struct sqlite3;
+int store_sqlite_write(struct store_sqlite *s,
+    int (*fn)(struct sqlite3 *db, void *arg, struct err *e), void *arg,
+    struct err *e);
+int store_sqlite_read(struct store_sqlite *s,
+    int (*fn)(struct sqlite3 *db, void *arg, struct err *e), void *arg,
+    struct err *e);
+
 /* Schema version now applied. */
 int store_sqlite_version(struct store_sqlite *s);
 

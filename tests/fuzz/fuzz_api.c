@@ -6,9 +6,10 @@
  * Built twice by `make fuzz`:
  *   FUZZ_MODE_JSON   the input is a JSON request body, sent as
  *                    application/json to POST /v1/checks?dry_run=true,
- *                    POST /v1/estimate or (stored) POST /v1/checks, picked
- *                    by the first byte: the JSON request decoder (context,
- *                    labels, name, config, context.model).
+ *                    POST /v1/estimate, (stored) POST /v1/checks or POST
+ *                    /v1/diagnose, picked by the first byte: the JSON
+ *                    request decoders (context, labels, name, config,
+ *                    context.model; log, check_id).
  *   FUZZ_MODE_ROUTE  the input is "METHOD path?query" up to the first
  *                    newline, the rest a YAML body: the router, percent
  *                    decoding and every query-string parser (filters,
@@ -85,6 +86,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		   bounded so the in-memory store stays small. */
 		stored++;
 		call("POST", "/v1/checks", "", "application/json", body, len);
+	} else if ((pick & 3) == 3 && stored < 2000) {
+		/* The diagnose request decoder (#19); with a config it stores
+		   a check and a diagnosis. */
+		stored++;
+		call("POST", "/v1/diagnose", "", "application/json", body, len);
 	} else
 		call("POST", "/v1/checks", "dry_run=true",
 		    "application/json; charset=utf-8", body, len);
