@@ -163,8 +163,32 @@ spy_info(void *self, struct store_info *out)
 	spy.real.ops->info(spy.real.self, out);
 }
 
+static int
+spy_diag(void *self, const struct store_diagnosis *d, struct err *e)
+{
+	(void)self;
+	return spy.real.ops->put_diagnosis(spy.real.self, d, e);
+}
+
+static int
+spy_meas(void *self, struct store_diagnosis **out, size_t *n,
+    const struct store_mquery *q, struct arena *a, struct err *e)
+{
+	(void)self;
+	return spy.real.ops->list_measurements(spy.real.self, out, n, q, a,
+	    e);
+}
+
 static const struct store_ops spy_ops = {
-	spy_put, spy_get, spy_idem, spy_list, spy_stats, spy_ready, spy_info
+	.put_check = spy_put,
+	.get_check = spy_get,
+	.get_by_idem = spy_idem,
+	.list_checks = spy_list,
+	.rule_stats = spy_stats,
+	.put_diagnosis = spy_diag,
+	.list_measurements = spy_meas,
+	.ready = spy_ready,
+	.info = spy_info,
 };
 
 struct env {
