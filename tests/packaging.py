@@ -167,7 +167,8 @@ def deps_checks():
             "#!/bin/sh\nfor a in \"$@\"; do [ \"$a\" = cmocka ] && exit 1; "
             "done\nexec %s \"$@\"\n" % real)
         os.chmod(fake, 0o755)
-        for tool in ("cc", "python3", "id", "sh", "make"):
+        for tool in ("cc", "python3", "id", "sh", "make", "curl", "jq",
+                     "openssl"):
             w = shutil.which(tool)
             if w:
                 os.symlink(w, os.path.join(d, tool))
