@@ -163,6 +163,9 @@ run-tests: $(B)/preflight $(TEST_BINS)
 	    $(B)/preflight $(SHARED); \
 	echo "== tests/security.py"; \
 	$(PYTHON) tests/security.py $(B)/preflight $(SHARED); \
+	echo "== tests/ui_browser.py (headless Chromium; screenshots in build/ui-screenshots)"; \
+	$(PYTHON) tests/ui_browser.py $(B)/preflight $(SHARED) \
+	    build/ui-screenshots; \
 	if [ -x build/preflight ]; then \
 		echo "== hostile inputs, release binary (1 s hang guard)"; \
 		PREFLIGHT_BIN=build/preflight HOSTILE_MAX_MS=1000 \

@@ -140,8 +140,9 @@ export function memoryBar(est) {
     bar.append(a);
   }
   if (cap !== null) {
-    const c = h('div', {class: 'cap', title: `capacity ${gib(cap)}`},
-      h('span', {}, 'capacity ' + gib(cap)));
+    // The label sits on the side of the line with room for it.
+    const c = h('div', {class: 'cap' + (cap / top > 0.5 ? ' flip' : ''),
+      title: `capacity ${gib(cap)}`}, h('span', {}, 'capacity ' + gib(cap)));
     c.style.left = pct(cap);
     bar.append(c);
   }
