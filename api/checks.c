@@ -954,29 +954,45 @@ out:
 	submission_fini(&s);
 }
 
+/*
+ * The stored check m->param[0] of the caller's team (any team for an
+ * admin) into *c, for getCheck and getCheckConfig; -1 with resp holding
+ * the problem (a bad query, no such check for this team, the store).
+ */
+static int
+find_check(struct store_check *c, struct api_ctx *ctx,
+    const struct api_req *req, const struct query *q,
+    const struct route_match *m, struct api_resp *resp)
+{
+	static const char *const none[] = { NULL };
+	struct err e = { 0 };
+
+	if (query_only(q, none, resp) != 0)
+		return -1;
+	if (!api_is_id(m->param[0])) {
+		api_problem(resp, 404, "not-found", "Not Found", NULL,
+		    "no such check");
+		return -1;
+	}
+	if (ctx->store.ops->get_check(ctx->store.self, c, m->param[0],
+	    req->admin ? NULL : req->team, req->arena, &e) != 0) {
+		api_problem_err(resp, &e);
+		return -1;
+	}
+	return 0;
+}
+
 /* getCheck: GET /v1/checks/{id} */
 void
 h_get_check(struct api_ctx *ctx, const struct api_req *req,
     const struct query *q, const struct route_match *m,
     struct api_resp *resp)
 {
-	static const char *const none[] = { NULL };
 	struct store_check c;
-	struct err e = { 0 };
 	char *text;
 
-	if (query_only(q, none, resp) != 0)
+	if (find_check(&c, ctx, req, q, m, resp) != 0)
 		return;
-	if (!api_is_id(m->param[0])) {
-		api_problem(resp, 404, "not-found", "Not Found", NULL,
-		    "no such check");
-		return;
-	}
-	if (ctx->store.ops->get_check(ctx->store.self, &c, m->param[0],
-	    req->admin ? NULL : req->team, req->arena, &e) != 0) {
-		api_problem_err(resp, &e);
-		return;
-	}
 	text = strdup(c.json);
 	if (text == NULL) {
 		api_problem(resp, 500, "internal", "Internal Server Error",
@@ -998,22 +1014,10 @@ h_get_config(struct api_ctx *ctx, const struct api_req *req,
     const struct query *q, const struct route_match *m,
     struct api_resp *resp)
 {
-	static const char *const none[] = { NULL };
 	struct store_check c;
-	struct err e = { 0 };
 
-	if (query_only(q, none, resp) != 0)
+	if (find_check(&c, ctx, req, q, m, resp) != 0)
 		return;
-	if (!api_is_id(m->param[0])) {
-		api_problem(resp, 404, "not-found", "Not Found", NULL,
-		    "no such check");
-		return;
-	}
-	if (ctx->store.ops->get_check(ctx->store.self, &c, m->param[0],
-	    req->admin ? NULL : req->team, req->arena, &e) != 0) {
-		api_problem_err(resp, &e);
-		return;
-	}
 	api_resp_fini(resp);
 	resp->status = 200;
 	resp->content_type = "application/yaml; charset=utf-8";

@@ -14,7 +14,8 @@ problem), the rules (counts, filter).  Every page is also checked at 375 px
 (no horizontal scrolling), by keyboard (focus visible, a link followed with
 Enter), for labels on every control and words beside every colour.  Any
 console error, uncaught exception, failed load, unexpected HTTP error or
-request to another host fails the test.  Then --auth token: the token
+request to another host fails the test.  Names, labels, keys and
+config text written as HTML show as text.  Then --auth token: the token
 prompt, a refused token, the token kept in sessionStorage only.
 
 Screenshots of every page go to build/ui-screenshots/ (not committed).
@@ -640,6 +641,43 @@ def test_rules_pages(browser, srv):
     narrow(browser, srv, "/rules", "rules")
 
 
+EVIL = '<img src=x onerror="window.pwned=1">'
+
+
+def test_hostile_data(browser, srv):
+    """Names, labels, config text and finding messages are the
+    submitter's: they must show as text, never as markup."""
+    config = ("base_model: meta-llama/Llama-3.1-8B\n"
+              "# %s <script>window.pwned=2</script>\n"
+              "'%s': 1\n" % (EVIL, EVIL.replace("'", "''")))
+    name = "x/%s.yaml" % EVIL
+    body = json.dumps({"config": config, "name": name, "labels": {
+        "team": EVIL}, "context": {"gpus": 8}})
+    st, c = srv.request("POST", "/v1/checks", body, "application/json")
+    check("hostile names, labels and keys are stored as given", st == 201 and
+          any(EVIL in f["message"] for f in c["findings"]), (st, c))
+    p = browser.page()
+    try:
+        for path in ("/", "/checks/" + c["id"], "/configs/" + seg(name),
+                     "/?name=" + seg(name)):
+            p.goto(srv.base + path)
+            got = p.eval("""({pwned: window.pwned || 0,
+                imgs: document.querySelectorAll('main img').length,
+                scripts: document.querySelectorAll('main script').length,
+                text: document.querySelector('main').textContent})""")
+            check("%s: hostile text is shown as text (no element made, "
+                  "nothing run)" % path.split("?")[0][:20],
+                  got["pwned"] == 0 and got["imgs"] == 0 and
+                  got["scripts"] == 0 and EVIL in got["text"], got["pwned"])
+        links = p.eval("[...document.querySelectorAll('a[href]')].map(a => "
+                       "a.getAttribute('href')).filter(h => !h.startsWith("
+                       "'/') && !h.startsWith('#'))")
+        check("every link stays on this origin", links == [], links)
+        no_problems(p, "hostile data")
+    finally:
+        p.close()
+
+
 def test_token_mode(browser):
     srv = Server("--auth", "token")
     try:
@@ -748,6 +786,7 @@ def main():
         test_history_and_diff(browser, srv, hname, hist)
         test_try_page(browser, srv)
         test_rules_pages(browser, srv)
+        test_hostile_data(browser, srv)
         test_token_mode(browser)
     except (CdpError, RuntimeError, StopIteration) as e:
         check("the browser run finished", False, repr(e))

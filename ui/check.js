@@ -3,7 +3,7 @@
 // suggestions (GET /v1/checks/{id} and /v1/checks/{id}/config).
 import {
   h, api, put, seg, verdictBadge, timeEl, historyHref, checkHref,
-  ApiError,
+  ApiError, notFound,
 } from './lib.js';
 import {reportBody, contextFacts, planFacts} from './report.js';
 
@@ -29,11 +29,8 @@ export async function checkPage(main, id) {
     c = await api('/v1/checks/' + seg(id));
   } catch (e) {
     if (e instanceof ApiError && e.status === 404) {
-      document.title = 'Check not found · preflight';
-      put(main, h('h1', {}, 'Check not found'),
-        h('p', {role: 'alert'}, 'There is no check ', h('code', {}, id),
-          ' for your team.'),
-        h('p', {}, h('a', {href: '/'}, 'All checks')));
+      notFound(main, 'Check not found', 'check for your team', id, '/',
+        'All checks');
       return;
     }
     throw e;

@@ -207,6 +207,15 @@ export async function copyText(text, pre, status) {
   }
 }
 
+// Draw "not found" for a missing object: the title, what was asked for,
+// a way back.
+export function notFound(main, title, what, id, back, backText) {
+  document.title = title + ' · preflight';
+  put(main, h('h1', {}, title),
+    h('p', {role: 'alert'}, `There is no ${what} `, h('code', {}, id), '.'),
+    h('p', {}, h('a', {href: back}, backText)));
+}
+
 // A short message for an error thrown by api().
 export function errorText(e) {
   if (e instanceof ApiError) {

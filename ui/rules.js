@@ -1,7 +1,9 @@
 // ui/rules.js: the rule catalog (/rules) and one rule (/rules/{id}), with
 // how often each fired in the team's checks (GET /v1/rules, /v1/rules/{id},
 // /v1/stats/rules).
-import {h, api, put, seg, num, sevBadge, ApiError} from './lib.js';
+import {
+  h, api, put, seg, num, sevBadge, ApiError, notFound,
+} from './lib.js';
 
 function statsByRule(stats) {
   const m = new Map();
@@ -82,10 +84,7 @@ export async function rulePage(main, id) {
     r = await api('/v1/rules/' + seg(id));
   } catch (e) {
     if (e instanceof ApiError && e.status === 404) {
-      document.title = 'No such rule · preflight';
-      put(main, h('h1', {}, 'No such rule'), h('p', {role: 'alert'},
-        'There is no rule ', h('code', {}, id), '.'),
-      h('p', {}, h('a', {href: '/rules'}, 'Every rule')));
+      notFound(main, 'No such rule', 'rule', id, '/rules', 'Every rule');
       return;
     }
     throw e;
