@@ -388,6 +388,7 @@ def test_check_page(browser, srv, finding_check, sug_check):
         check("Copy YAML copies (or selects) the snippet: %r" % copied,
               copied in ("Copied.", "Selected: press Ctrl+C (⌘C) to copy."))
         bar(p, s)
+        estimator_fields(p)
         shot(p, "check-suggestions")
         no_problems(p, "/checks/{id} with suggestions")
     finally:
@@ -421,6 +422,50 @@ def bar(p, c):
     check("memory bar: its label says peak and capacity in words",
           "%.2f GiB" % peak in g["label"] and "%.2f GiB" % cap in g["label"],
           g["label"])
+
+
+def estimator_fields(p):
+    """DESIGN.md's allocated_peak_gib and range_gib, drawn when a report
+    has them (the estimator may add them): the bar is ui/report.js's own,
+    fed DESIGN.md's example with a breakdown that itemises only the
+    allocated 54 GiB."""
+    g = p.eval("""(async () => {
+        const m = await import('/ui/report.js');
+        const fig = m.memoryBar({memory: {per_gpu_peak_gib: 61.2,
+          allocated_peak_gib: 54.0, range_gib: [56.0, 66.5],
+          capacity_gib: 79.6, fits: true, cpu_offload_gib: 0.0,
+          breakdown_gib: {weights: 2.0, gradients: 2.0, optimizer: 6.0,
+            activations: 30.9, logits: 8.1, buffers: 3.0, runtime: 2.0}}});
+        fig.id = 'synthetic';
+        document.querySelector('main').append(fig);
+        const b = fig.querySelector('.bar');
+        const x0 = b.getBoundingClientRect().left + b.clientLeft;
+        const at = (sel) => fig.querySelector(sel).getBoundingClientRect();
+        const segs = [...b.querySelectorAll('.seg')];
+        return {terms: segs.map(s => [s.dataset.term, +s.dataset.gib]),
+                cap: at('.cap').left - x0,
+                lo: at('.range').left - x0, hi: at('.range').right - x0,
+                alloc: at('.alloc').left - x0,
+                end: segs.reduce((a, s) => a + s.getBoundingClientRect().width,
+                                 0),
+                text: fig.innerText}; })()""")
+    scale = g["cap"] / 79.6
+
+    def near(px, gib):
+        return abs(px - gib * scale) <= 2.5
+
+    other = [v for t, v in g["terms"] if t == "other"]
+    check("estimator fields: what the breakdown leaves out is an 'other' "
+          "segment (%s GiB), so the bar ends at the 61.2 GiB peak" % other,
+          other == [7.2] and near(g["end"], 61.2), g)
+    check("estimator fields: the range bracket spans 56.0-66.5 GiB and the "
+          "allocated peak sits at 54.0 GiB on the same scale",
+          near(g["lo"], 56.0) and near(g["hi"], 66.5) and
+          near(g["alloc"], 54.0), g)
+    check("estimator fields: both are also written out",
+          "Calibration range: 56.00 GiB – 66.50 GiB" in g["text"] and
+          "54.00 GiB" in g["text"], g["text"])
+    p.eval("document.getElementById('synthetic').remove()")
 
 
 def test_history_and_diff(browser, srv, name, hist):
