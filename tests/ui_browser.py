@@ -36,7 +36,7 @@ import urllib.parse
 import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pflib import check, serve, summary  # noqa: E402
+from pflib import check, ci_headers, serve, summary  # noqa: E402
 from ui_cdp import Browser, CdpError  # noqa: E402
 
 BIN, SHARED = sys.argv[1], sys.argv[2]
@@ -48,6 +48,10 @@ DUP_EXAMPLE = os.path.join(HERE, "..", "docs", "examples",
                            "llama-8b-dup.yaml")
 N_CORPUS = 24        # stored corpus configs: several pages at limit=10
 GPUS = (8, 1, 2, 16)
+CI_SECRET = "ui-browser-test-secret"
+CI_SOURCE = {"repo": "org/models", "commit": "0123456789abcdef0123",
+             "path": "configs/ci.yaml", "ref": "refs/pull/7/head",
+             "pull_request": 7}
 
 
 class Server:
@@ -56,7 +60,8 @@ class Server:
         self.db = os.path.join(self.dir, "p.db")
         self.log = open(os.path.join(self.dir, "log"), "w+")
         self.args = args
-        self.proc, self.port = serve(BIN, self.db, self.log, args)
+        self.proc, self.port = serve(BIN, self.db, self.log, args, env=dict(
+            os.environ, PREFLIGHT_CI_SECRET=CI_SECRET))
         self.base = "http://127.0.0.1:%d" % self.port
         self.token = None
 
@@ -88,6 +93,21 @@ class Server:
         st, j = self.request("POST", "/v1/checks", body, "application/json")
         if st != 201:
             raise RuntimeError("POST %s: %s %s" % (name, st, j))
+        return j
+
+    def post_ci(self, text, gpus):
+        """A signed CI check (stored for --ci-team) with CI_SOURCE."""
+        raw = json.dumps({"config": text, "context": {"gpus": gpus},
+                          "source": CI_SOURCE}).encode()
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        h = {"Content-Type": "application/json"}
+        h.update(ci_headers(CI_SECRET, raw))
+        c.request("POST", "/v1/ci/checks", body=raw, headers=h)
+        r = c.getresponse()
+        j = json.loads(r.read())
+        c.close()
+        if r.status != 201:
+            raise RuntimeError("POST /v1/ci/checks: %s %s" % (r.status, j))
         return j
 
     def all_ids(self, query=""):
@@ -210,7 +230,7 @@ def narrow(browser, srv, path, name, ready=("ready",), allow=()):
 
 # ---- the pages ------------------------------------------------------------
 
-def test_checks_page(browser, srv, total_ids):
+def test_checks_page(browser, srv, total_ids, ci):
     p = browser.page()
     try:
         p.goto(srv.base + "/")
@@ -230,6 +250,10 @@ def test_checks_page(browser, srv, total_ids):
               and (m["per_gpu_peak_gib"] is None or "%.2f GiB / %.2f GiB" % (
                   m["per_gpu_peak_gib"], m["capacity_gib"]) in rows[0][2]),
               rows[:1])
+        src = [r[2] for r in rows if r[0] == ci["id"]]
+        check("/: a CI check's row gives its source (repo @ commit : path)",
+              src and "org/models @ 0123456789 : configs/ci.yaml" in src[0],
+              src)
         shot(p, "checks")
         a11y(p, "/")
         no_problems(p, "/")
@@ -311,6 +335,13 @@ def test_checks_page(browser, srv, total_ids):
               p.eval("location.pathname") == "/checks/" + newest[0]["id"],
               p.eval("location.pathname"))
         no_problems(p, "keyboard")
+
+        p.goto(srv.base + "/checks/" + ci["id"])
+        src = p.eval("(document.querySelector('p.source') || {}).innerText")
+        check("/checks/{id} of a CI check names its repo, commit, path, ref "
+              "and pull request", src and all(str(v) in src for v in
+                                              CI_SOURCE.values()), src)
+        no_problems(p, "a CI check")
     finally:
         p.close()
     narrow(browser, srv, "/", "checks")
@@ -792,7 +823,7 @@ def test_token_mode(browser):
 def main():
     os.makedirs(SHOTS, exist_ok=True)
     t0 = time.time()
-    srv = Server("--auth", "none")
+    srv = Server("--auth", "none", "--ci-team", "default")
     browser = None
     try:
         # Checks stored from the corpus, under their paths as names.
@@ -812,10 +843,11 @@ def main():
         hname = "team/history.yaml"
         hist = [srv.post(src, hname, 8), srv.post(src, hname, 16),
                 srv.post(edited, hname, 16)]
+        ci = srv.post_ci(open(DUP_EXAMPLE).read(), 4)
         dup = srv.post(open(DUP_EXAMPLE).read(), "llama-8b-dup.yaml", 8)
         total_ids = srv.all_ids()
         check("seeded %d checks from %d corpus configs" % (
-              len(total_ids), N_CORPUS), len(total_ids) == N_CORPUS + 4)
+              len(total_ids), N_CORPUS), len(total_ids) == N_CORPUS + 5)
         everything = [srv.get("/v1/checks/" + i) for i in total_ids]
         finding_check = next(c for c in everything if any(
             f["severity"] in ("error", "warning") and f["line"] > 1
@@ -826,7 +858,7 @@ def main():
               [c["name"] for c in everything])
 
         browser = Browser()
-        test_checks_page(browser, srv, total_ids)
+        test_checks_page(browser, srv, total_ids, ci)
         test_check_page(browser, srv, finding_check, sug_check or dup)
         test_history_and_diff(browser, srv, hname, hist)
         test_try_page(browser, srv)
