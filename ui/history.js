@@ -7,7 +7,6 @@ import {
   ruleLink, when,
 } from './lib.js';
 
-const W = 640;
 const H = 220;
 const PAD = {l: 48, r: 16, t: 14, b: 28};
 
@@ -24,8 +23,10 @@ function marker(v, x, y) {
   return s('circle', {cx: x, cy: y, r: 5, class: 'pt pt-pass'});
 }
 
-// items: newest first, as the API gives them.
-export function historyChart(items) {
+// items: newest first, as the API gives them; width: the drawing's width
+// in CSS pixels (the room there is, so text keeps its size on a phone).
+export function historyChart(items, width = 640) {
+  const W = Math.max(280, Math.min(720, Math.round(width)));
   const pts = [...items].reverse().filter((it) => it.memory &&
     typeof it.memory.per_gpu_peak_gib === 'number');
   if (pts.length === 0) {
@@ -38,7 +39,8 @@ export function historyChart(items) {
   const x = (i) => PAD.l + (pts.length === 1 ? (W - PAD.l - PAD.r) / 2 :
     i * (W - PAD.l - PAD.r) / (pts.length - 1));
   const y = (v) => PAD.t + (H - PAD.t - PAD.b) * (1 - v / top);
-  const svg = s('svg', {viewBox: `0 0 ${W} ${H}`, class: 'chart',
+  const svg = s('svg', {viewBox: `0 0 ${W} ${H}`, width: W, height: H,
+    class: 'chart',
     role: 'group', 'aria-label': `Per-GPU peak of ${pts.length} checks, ` +
       'oldest to newest; each point links to its check'});
   for (const f of [0, 0.5, 1]) {
@@ -67,10 +69,12 @@ export function historyChart(items) {
     s('title', {}, label),
     marker(it.verdict, x(i), y(it.memory.per_gpu_peak_gib))));
   });
-  svg.append(s('text', {x: PAD.l, y: H - 8, class: 'axis'},
-    when(pts[0].created_at)),
-  s('text', {x: W - PAD.r, y: H - 8, class: 'axis', 'text-anchor': 'end'},
-    when(pts[pts.length - 1].created_at)));
+  // The first and last times; on a narrow chart only their dates fit.
+  const stamp = (it) => (W < 480 ? when(it.created_at).slice(0, 10) :
+    when(it.created_at));
+  svg.append(s('text', {x: PAD.l, y: H - 8, class: 'axis'}, stamp(pts[0])),
+    s('text', {x: W - PAD.r, y: H - 8, class: 'axis', 'text-anchor': 'end'},
+      stamp(pts[pts.length - 1])));
   return h('figure', {class: 'chart-box'}, svg,
     h('figcaption', {}, 'Per-GPU peak memory by check, oldest left; ',
       'shapes: ● pass, ▲ warn, ■ fail.'));
@@ -147,7 +151,7 @@ export async function historyPage(main, name) {
       'No checks of this config for your team.') : [
       h('section', {class: 'card', 'aria-labelledby': 'h-chart'},
         h('h2', {id: 'h-chart'}, 'Per-GPU peak over time'),
-        historyChart(page.items)),
+        historyChart(page.items, main.clientWidth - 70)),
       h('section', {class: 'card', 'aria-labelledby': 'h-timeline'},
         h('h2', {id: 'h-timeline'}, 'Checks, newest first'),
         h('div', {class: 'table-wrap'}, h('table', {class: 'history stack'},
