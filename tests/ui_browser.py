@@ -499,12 +499,47 @@ def estimator_fields(p):
     p.eval("document.getElementById('synthetic').remove()")
 
 
+OOM_LOG = """[rank0]: Traceback (most recent call last):
+[rank0]:   File "/workspace/axolotl/src/axolotl/train.py", line 191, in train
+[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. \
+GPU 0 has a total capacity of 79.15 GiB of which 1.02 GiB is free. Including \
+non-PyTorch memory, this process has 78.12 GiB memory in use. Of the \
+allocated memory 75.40 GiB is allocated by PyTorch, and 1.90 GiB is reserved \
+by PyTorch but unallocated.
+"""
+
+
+def diagnose(srv, check_id):
+    """A failed run's log diagnosed against check_id (POST /v1/diagnose,
+    issue 19), or None when this build has no such route."""
+    st, j = srv.request("POST", "/v1/diagnose", json.dumps(
+        {"log": OOM_LOG, "check_id": check_id}), "application/json")
+    if st in (404, 405) and "no such resource" in str(j):
+        return None
+    if st != 200:
+        raise RuntimeError("POST /v1/diagnose: %s %s" % (st, j))
+    return j
+
+
 def test_history_and_diff(browser, srv, name, hist):
     v1, v2, v3 = hist
+    diagnosed = diagnose(srv, v3["id"])
     p = browser.page()
     try:
         p.goto(srv.base + "/configs/" + seg(name))
         page = srv.get("/v1/configs/%s/checks" % seg(name))
+        if diagnosed is None:
+            print("skip a diagnosed failure in the history: no "
+                  "POST /v1/diagnose in this build")
+        else:
+            want = [f["summary"] for f in page["items"][0].get(
+                "failures", [])]
+            got = p.eval("[...document.querySelectorAll('tr[data-id=\"%s\"]"
+                         " ul.failures li')].map(li => li.textContent)" %
+                         v3["id"])
+            check("history: a diagnosed failed run shows under its check "
+                  "(%s)" % want[:1], want and
+                  [g.lstrip("✖ ") for g in got] == want, (got, want))
         pts = p.eval("[...document.querySelectorAll('svg.chart a.point')]"
                      ".map(a => [a.dataset.id, a.getAttribute('href'), "
                      "a.getAttribute('aria-label')])")

@@ -121,6 +121,15 @@ export function changeSummary(ch) {
   return h('ul', {class: 'changes'}, items);
 }
 
+// The failed runs diagnosed against a check (POST /v1/diagnose), when
+// the history carries them.
+function failureList(failures) {
+  if (!Array.isArray(failures) || failures.length === 0) return null;
+  return h('ul', {class: 'failures', 'aria-label': 'Diagnosed failures'},
+    failures.map((f) => h('li', {dataset: {diagnosis: f.diagnosis || ''}},
+      h('span', {'aria-hidden': 'true'}, '✖ '), f.summary)));
+}
+
 export async function historyPage(main, name) {
   const params = new URLSearchParams(location.search);
   const q = new URLSearchParams({limit: '100'});
@@ -138,6 +147,7 @@ export async function historyPage(main, name) {
     h('td', {'data-label': 'Errors / warnings', class: 'numcell'},
       `${it.errors} / ${it.warnings}`),
     h('td', {'data-label': 'What changed'}, changeSummary(it.changes),
+      failureList(it.failures),
       it.previous_id ? h('a', {href: checkHref(it.id) + '/diff/' +
         seg(it.previous_id), class: 'diff-link'},
       'Diff with the check before') : null)));
