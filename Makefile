@@ -41,7 +41,8 @@ CORE_SRC   = $(wildcard core/*.c)
 API_SRC    = $(wildcard api/*.c)
 SERVER_SRC = $(filter-out server/main.c,$(wildcard server/*.c))
 LIB_OBJ    = $(patsubst %.c,$(B)/%.o,$(CORE_SRC) $(API_SRC) $(SERVER_SRC)) \
-             $(B)/gen/migrations.o $(B)/gen/tables.o $(B)/gen/ruledoc.o
+             $(B)/gen/migrations.o $(B)/gen/tables.o $(B)/gen/ruledoc.o \
+             $(B)/gen/ui_assets.o
 MIGRATIONS = $(sort $(wildcard migrations/[0-9][0-9][0-9][0-9]_*.sql))
 TESTS      = $(patsubst tests/%.c,%,$(wildcard tests/test_*.c))
 TEST_BINS  = $(addprefix $(B)/tests/,$(TESTS))
@@ -79,6 +80,13 @@ $(B)/gen/ruledoc.c: api/embed_ruledoc.sh api/data/ruledoc.tsv $(RULE_EXAMPLES)
 	@mkdir -p $(dir $@)
 	sh api/embed_ruledoc.sh api/data/ruledoc.tsv tests/fixtures/rules \
 	    > $@.tmp && mv $@.tmp $@
+
+# The review pages (issue #18): ui/ embedded byte for byte with a
+# Content-Type and ETag each; the generator refuses more than 300 KB.
+UI_FILES = $(sort $(wildcard ui/*.html ui/*.css ui/*.js ui/*.svg))
+$(B)/gen/ui_assets.c: api/embed_ui.sh $(UI_FILES)
+	@mkdir -p $(dir $@)
+	sh api/embed_ui.sh $(UI_FILES) > $@.tmp && mv $@.tmp $@
 
 # The git commit `preflight version` prints.  Rewritten only when it
 # changes, so an unchanged tree relinks nothing.  Without .git (a source
@@ -157,6 +165,9 @@ run-tests: $(B)/preflight $(TEST_BINS)
 	    $(B)/preflight $(SHARED); \
 	echo "== tests/security.py"; \
 	$(PYTHON) tests/security.py $(B)/preflight $(SHARED); \
+	echo "== tests/ui_browser.py (headless Chromium; screenshots in build/ui-screenshots)"; \
+	$(PYTHON) tests/ui_browser.py $(B)/preflight $(SHARED) \
+	    build/ui-screenshots; \
 	if [ -x build/preflight ]; then \
 		echo "== hostile inputs, release binary (1 s hang guard)"; \
 		PREFLIGHT_BIN=build/preflight HOSTILE_MAX_MS=1000 \
@@ -199,7 +210,7 @@ bench: bench-deps all
 	@echo "== queries against stored rows (BENCH_ROWS=1000000 for 10^6)"
 	@$(PYTHON) tests/bench/store_scale.py build/preflight $(BENCH_ROWS)
 
-build/bench/core_bench: tests/bench/core_bench.c build/tests/fixture.o $(patsubst %.c,build/%.o,$(CORE_SRC) $(API_SRC)) build/gen/tables.o build/gen/ruledoc.o
+build/bench/core_bench: tests/bench/core_bench.c build/tests/fixture.o $(patsubst %.c,build/%.o,$(CORE_SRC) $(API_SRC)) build/gen/tables.o build/gen/ruledoc.o build/gen/ui_assets.o
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -DSHARED_DIR='"$(SHARED)"' -DBUILD_DIR='"build"' -o $@ $^ $(LDLIBS)
 
@@ -289,7 +300,8 @@ FUZZ_CC = clang -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -g -O1 \
 FUZZ_RUN = -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048
 FUZZ_API_SRC = tests/fuzz/fuzz_api.c tests/fixture_api.c $(CORE_SRC) $(API_SRC) \
 	       server/store_sqlite.c server/store_diagnose.c server/log.c \
-	       build/gen/tables.c build/gen/migrations.c build/gen/ruledoc.c
+	       build/gen/tables.c build/gen/migrations.c build/gen/ruledoc.c \
+	       build/gen/ui_assets.c
 fuzz-deps:
 	@if ! command -v clang >/dev/null 2>&1 || \
 	    ! ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a \
@@ -302,7 +314,8 @@ fuzz-deps:
 		    "libclang-rt-dev"; exit 1; fi; \
 	fi
 
-fuzz: fuzz-deps build/gen/tables.c build/gen/migrations.c build/gen/ruledoc.c
+fuzz: fuzz-deps build/gen/tables.c build/gen/migrations.c build/gen/ruledoc.c \
+    build/gen/ui_assets.c
 	@mkdir -p build/fuzz/check/corpus build/fuzz/json/corpus \
 	    build/fuzz/route/corpus build/fuzz/doc/corpus \
 	    build/fuzz/diagnose/corpus

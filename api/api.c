@@ -659,6 +659,19 @@ static const struct route routes[] = {
 	{ "POST", "/v1/diagnose", ACCESS_TEAM, h_diagnose },	/* diagnose */
 	{ "GET", "/v1/measurements", ACCESS_TEAM, h_measurements },
 							/* listMeasurements */
+	{ "GET", "/v1/checks/{id}/config", ACCESS_TEAM, h_get_config },
+							/* getCheckConfig */
+	/* The review pages (issue #18): static, no data, so open; the
+	   script fetches /v1 with the user's token. */
+	{ "GET", "/", ACCESS_OPEN, h_ui_page },		/* pageChecks */
+	{ "GET", "/checks/{id}", ACCESS_OPEN, h_ui_page },	/* pageCheck */
+	{ "GET", "/checks/{id}/diff/{other}", ACCESS_OPEN, h_ui_page },
+							/* pageDiff */
+	{ "GET", "/configs/{name}", ACCESS_OPEN, h_ui_page },	/* pageHistory */
+	{ "GET", "/try", ACCESS_OPEN, h_ui_page },	/* pageTry */
+	{ "GET", "/rules", ACCESS_OPEN, h_ui_page },	/* pageRules */
+	{ "GET", "/rules/{id}", ACCESS_OPEN, h_ui_page },	/* pageRule */
+	{ "GET", "/ui/{file}", ACCESS_OPEN, h_ui_asset },	/* uiAsset */
 };
 
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))
@@ -788,6 +801,8 @@ match(const char *pattern, const struct rawseg *seg, int nseg,
 	int i = 0;
 
 	*nraw = 0;
+	if (*p == '\0')	/* "/": the one empty segment */
+		return nseg == 1 && seg[0].n == 0;
 	while (*p != '\0') {
 		const char *end = strchr(p, '/');
 		size_t len = end != NULL ? (size_t)(end - p) : strlen(p);

@@ -41,6 +41,7 @@ struct api_req {
 	const char *signature;	/* X-Preflight-Signature, or NULL */
 	const char *timestamp;	/* X-Preflight-Timestamp, or NULL */
 	const char *delivery;	/* X-Preflight-Delivery, or NULL */
+	const char *if_none_match;	/* If-None-Match, or NULL (pages) */
 	const char *body;	/* the request body (not NUL-terminated) */
 	size_t body_len;
 	const char *team;	/* the caller's team ("default" without auth) */
@@ -53,6 +54,7 @@ struct api_req {
 struct api_resp {
 	int status;		/* HTTP status */
 	const char *content_type;	/* static string */
+	const char *cache_control;	/* static string; NULL: no-store */
 	char *body;		/* malloc'd; the caller frees it */
 	size_t body_len;
 	struct api_header headers[API_MAX_HEADERS];	/* extra headers */

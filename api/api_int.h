@@ -74,9 +74,10 @@ void api_new_id(char out[27], struct api_ctx *ctx, int64_t ms);
 /* Is s a well-formed id (26 Crockford base32 characters)? */
 bool api_is_id(const char *s);
 
-/* Handlers (api/checks.c, api/catalog.c). */
+/* Handlers (api/checks.c, api/catalog.c, api/ui.c). */
 handler_fn h_post_check, h_ci_check, h_list_checks, h_get_check, h_diff, h_history,
-    h_rule_stats, h_estimate, h_rules, h_rule, h_gpus, h_models, h_keys;
+    h_rule_stats, h_estimate, h_rules, h_rule, h_gpus, h_models, h_keys,
+    h_get_config, h_ui_page, h_ui_asset;
 
 /* Handlers (api/diagnose.c, issue #19). */
 handler_fn h_diagnose, h_measurements;

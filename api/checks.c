@@ -954,29 +954,45 @@ out:
 	submission_fini(&s);
 }
 
+/*
+ * The stored check m->param[0] of the caller's team (any team for an
+ * admin) into *c, for getCheck and getCheckConfig; -1 with resp holding
+ * the problem (a bad query, no such check for this team, the store).
+ */
+static int
+find_check(struct store_check *c, struct api_ctx *ctx,
+    const struct api_req *req, const struct query *q,
+    const struct route_match *m, struct api_resp *resp)
+{
+	static const char *const none[] = { NULL };
+	struct err e = { 0 };
+
+	if (query_only(q, none, resp) != 0)
+		return -1;
+	if (!api_is_id(m->param[0])) {
+		api_problem(resp, 404, "not-found", "Not Found", NULL,
+		    "no such check");
+		return -1;
+	}
+	if (ctx->store.ops->get_check(ctx->store.self, c, m->param[0],
+	    req->admin ? NULL : req->team, req->arena, &e) != 0) {
+		api_problem_err(resp, &e);
+		return -1;
+	}
+	return 0;
+}
+
 /* getCheck: GET /v1/checks/{id} */
 void
 h_get_check(struct api_ctx *ctx, const struct api_req *req,
     const struct query *q, const struct route_match *m,
     struct api_resp *resp)
 {
-	static const char *const none[] = { NULL };
 	struct store_check c;
-	struct err e = { 0 };
 	char *text;
 
-	if (query_only(q, none, resp) != 0)
+	if (find_check(&c, ctx, req, q, m, resp) != 0)
 		return;
-	if (!api_is_id(m->param[0])) {
-		api_problem(resp, 404, "not-found", "Not Found", NULL,
-		    "no such check");
-		return;
-	}
-	if (ctx->store.ops->get_check(ctx->store.self, &c, m->param[0],
-	    req->admin ? NULL : req->team, req->arena, &e) != 0) {
-		api_problem_err(resp, &e);
-		return;
-	}
 	text = strdup(c.json);
 	if (text == NULL) {
 		api_problem(resp, 500, "internal", "Internal Server Error",
@@ -984,6 +1000,39 @@ h_get_check(struct api_ctx *ctx, const struct api_req *req,
 		return;
 	}
 	api_json_text(resp, 200, text, strlen(text));
+}
+
+/*
+ * getCheckConfig: GET /v1/checks/{id}/config, the submitted bytes (issue
+ * #18: the check page shows them with each finding on its line).  Same
+ * team rules as getCheck.  The bytes are the caller's own input, so they
+ * go out as YAML that no browser renders, under a policy that runs
+ * nothing even if one did.
+ */
+void
+h_get_config(struct api_ctx *ctx, const struct api_req *req,
+    const struct query *q, const struct route_match *m,
+    struct api_resp *resp)
+{
+	struct store_check c;
+
+	if (find_check(&c, ctx, req, q, m, resp) != 0)
+		return;
+	api_resp_fini(resp);
+	resp->status = 200;
+	resp->content_type = "application/yaml; charset=utf-8";
+	api_header(resp, "Content-Security-Policy",
+	    "default-src 'none'; sandbox");
+	if (req->head || c.config_len == 0)
+		return;
+	resp->body = malloc(c.config_len);
+	if (resp->body == NULL) {
+		api_problem(resp, 500, "internal", "Internal Server Error",
+		    NULL, "out of memory");
+		return;
+	}
+	memcpy(resp->body, c.config, c.config_len);
+	resp->body_len = c.config_len;
 }
 
 /* Opaque cursors: base64url of the last id served. */
@@ -1248,6 +1297,22 @@ stored_peak(json_t *j, bool *known)
 	return json_is_number(p) ? json_number_value(p) : 0.0;
 }
 
+/* {per_gpu_peak_gib, capacity_gib, fits} of a parsed stored check (each
+   null when unknown): a new object. */
+static json_t *
+stored_memory(json_t *j)
+{
+	json_t *m = json_object_get(json_object_get(j, "estimate"), "memory");
+	json_t *p = json_object_get(m, "per_gpu_peak_gib");
+	json_t *c = json_object_get(m, "capacity_gib");
+	json_t *f = json_object_get(m, "fits");
+
+	return json_pack("{s:O, s:O, s:O}",
+	    "per_gpu_peak_gib", json_is_number(p) ? p : json_null(),
+	    "capacity_gib", json_is_number(c) ? c : json_null(),
+	    "fits", json_is_boolean(f) ? f : json_null());
+}
+
 /* A finding's identity across checks: its rule and its config path
    (lines move when a config is edited above them). */
 static const char *
@@ -1286,6 +1351,66 @@ findings_minus(json_t *to, json_t *from)
 	return out;
 }
 
+/*
+ * The context fields that differ between two stored checks (issue #18: a
+ * change of GPU count or type explains a memory delta), as a new object
+ * {field: {from, to}}; a field one side lacks is null there.  Empty when
+ * both ran in the same context.
+ */
+static json_t *
+context_changes(json_t *cn, json_t *co)
+{
+	json_t *out = json_object(), *v;
+	const char *key;
+
+	if (out == NULL)
+		return NULL;
+	json_object_foreach(cn, key, v)
+		if (!json_equal(v, json_object_get(co, key)))
+			json_object_set_new(out, key, json_pack("{s:O?, s:O}",
+			    "from", json_object_get(co, key), "to", v));
+	json_object_foreach(co, key, v)
+		if (json_object_get(cn, key) == NULL)
+			json_object_set_new(out, key, json_pack("{s:O, s:n}",
+			    "from", v, "to"));
+	return out;
+}
+
+/* The memory breakdown of a parsed stored check (borrowed), or NULL. */
+static json_t *
+stored_breakdown(json_t *j)
+{
+	json_t *b = json_object_get(json_object_get(json_object_get(j,
+	    "estimate"), "memory"), "breakdown_gib");
+
+	return json_is_object(b) ? b : NULL;
+}
+
+/* Per term of the memory breakdown, newer minus older (a term one side
+   lacks counts 0 there); null unless both have a breakdown. */
+static json_t *
+breakdown_delta(json_t *jn, json_t *jo)
+{
+	json_t *bn = stored_breakdown(jn), *bo = stored_breakdown(jo);
+	json_t *out, *v;
+	const char *key;
+
+	if (bn == NULL || bo == NULL)
+		return json_null();
+	out = json_object();
+	if (out == NULL)
+		return NULL;
+	json_object_foreach(bn, key, v)
+		json_object_set_new(out, key, json_real(jw_round2(
+		    json_number_value(v) -
+		    json_number_value(json_object_get(bo, key)))));
+	json_object_foreach(bo, key, v)
+		if (json_object_get(bn, key) == NULL)
+			json_object_set_new(out, key, json_real(jw_round2(
+			    -json_number_value(v))));
+	return out;
+}
+
 /* The change from `older` to `newer`: a new JSON object. */
 static json_t *
 changes(const struct store_check *newer, const struct store_check *older,
@@ -1304,9 +1429,15 @@ changes(const struct store_check *newer, const struct store_check *older,
 	    "findings_added", findings_minus(fn, fo),
 	    "findings_removed", findings_minus(fo, fn));
 
-	if (j != NULL)
+	if (j != NULL) {
 		json_object_set_new(j, "memory_delta_gib", kn && ko ?
 		    json_real(jw_round2(pn - po)) : json_null());
+		json_object_set_new(j, "memory_delta_by_term_gib",
+		    breakdown_delta(jn, jo));
+		json_object_set_new(j, "context_changes", context_changes(
+		    json_object_get(jn, "context"),
+		    json_object_get(jo, "context")));
+	}
 	json_decref(empty);
 	return j;
 }
@@ -1366,6 +1497,12 @@ h_history(struct api_ctx *ctx, const struct api_req *req,
 		    "infos", (json_int_t)c->infos);
 		if (item == NULL)
 			continue;
+		/* What the history chart draws (issue #18): where the check
+		   ran and its peak against the GPU's capacity. */
+		json_object_set(item, "context", json_object_get(parsed[i],
+		    "context") != NULL ? json_object_get(parsed[i], "context") :
+		    json_null());
+		json_object_set_new(item, "memory", stored_memory(parsed[i]));
 		if (i + 1 < n) {
 			json_object_set_new(item, "previous_id",
 			    json_string(items[i + 1].id));

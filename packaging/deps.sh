@@ -2,7 +2,7 @@
 # Install the Debian packages a make target needs and no more:
 #   deps.sh build   the compiler, pkg-config and the five libraries (make)
 #   deps.sh test    + cmocka, Python 3 with PyYAML and jsonschema, curl, jq,
-#                   openssl (make test)
+#                   openssl, chromium and a font (make test)
 #   deps.sh bench   + wrk (make bench)
 # As root it runs apt-get; otherwise it prints the command.  With
 # DEPS_DRY_RUN=1 it only prints what is missing ("missing: ..." or
@@ -34,6 +34,11 @@ test|bench)
 	for c in curl jq openssl; do
 		command -v "$c" >/dev/null 2>&1 || missing="$missing $c"
 	done
+	# tests/ui_browser.py: Debian's Chromium, driven over its DevTools
+	# pipe (no driver, no browser download), and a font for screenshots
+	command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
+	[ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] ||
+		missing="$missing fonts-dejavu-core"
 	;;
 esac
 case $level in

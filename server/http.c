@@ -195,7 +195,8 @@ respond(struct req *r, struct MHD_Connection *c, const char *method,
 		MHD_add_response_header(resp, "Content-Type",
 		    ar->content_type);
 	MHD_add_response_header(resp, "X-Request-Id", r->request_id);
-	MHD_add_response_header(resp, "Cache-Control", "no-store");
+	MHD_add_response_header(resp, "Cache-Control",
+	    ar->cache_control != NULL ? ar->cache_control : "no-store");
 	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
 	for (i = 0; i < ar->nheaders; i++)
 		if (ar->headers[i].value != NULL)
@@ -434,6 +435,8 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 	    "X-Preflight-Timestamp");
 	ar.delivery = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 	    "X-Preflight-Delivery");
+	ar.if_none_match = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+	    MHD_HTTP_HEADER_IF_NONE_MATCH);
 	ar.body = r->body;
 	ar.body_len = r->len;
 	ar.team = r->team;

@@ -168,7 +168,7 @@ def deps_checks():
             "done\nexec %s \"$@\"\n" % real)
         os.chmod(fake, 0o755)
         for tool in ("cc", "python3", "id", "sh", "make", "curl", "jq",
-                     "openssl"):
+                     "openssl", "chromium"):
             w = shutil.which(tool)
             if w:
                 os.symlink(w, os.path.join(d, tool))

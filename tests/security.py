@@ -194,7 +194,7 @@ def route_variants(path):
     segs = path.strip("/").split("/")
     out = []
     for i, seg in enumerate(segs):
-        if seg.startswith("{"):
+        if not seg or seg.startswith("{"):   # "/" has no fixed segment
             continue
         for enc in encodings(seg):
             out.append(("%s -> %s" % (seg, enc),
