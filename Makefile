@@ -329,7 +329,8 @@ fuzz: fuzz-deps build/gen/tables.c build/gen/migrations.c build/gen/ruledoc.c \
 	$(FUZZ_CC) -DFUZZ_MODE_ROUTE -o build/fuzz/fuzz_route $(FUZZ_API_SRC) \
 	    $(PKG_LIBS) -lpthread -lm
 	$(FUZZ_CC) -o build/fuzz/fuzz_diagnose tests/fuzz/fuzz_diagnose.c \
-	    $(CORE_SRC) $(API_SRC) build/gen/tables.c $(PKG_LIBS) -lpthread -lm
+	    $(CORE_SRC) $(API_SRC) build/gen/tables.c build/gen/ruledoc.c \
+	    build/gen/ui_assets.c $(PKG_LIBS) -lpthread -lm
 	@for f in tests/fixtures/diagnose/*.log; do \
 	    h=$$(echo $$f | md5sum | cut -c1-16); \
 	    { printf '\000'; cat $$f; } > build/fuzz/diagnose/corpus/$$h; \
