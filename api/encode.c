@@ -169,7 +169,9 @@ estimate_json(struct jsonw *w, const struct estimate *e)
 		int_member(w, "trainable_params", e->trainable_params);
 	jw_lit(w, "},\"memory\":");
 	if (!e->known) {
-		jw_lit(w, "{\"per_gpu_peak_gib\":null,\"capacity_gib\":");
+		jw_lit(w, "{\"per_gpu_peak_gib\":null,"
+		    "\"allocated_peak_gib\":null,\"range_gib\":null,"
+		    "\"capacity_gib\":");
 		if (e->capacity_gib > 0)
 			jw_num2(w, e->capacity_gib);
 		else
@@ -179,6 +181,13 @@ estimate_json(struct jsonw *w, const struct estimate *e)
 	} else {
 		jw_lit(w, "{");
 		num_member(w, "per_gpu_peak_gib", e->per_gpu_peak_gib, true);
+		num_member(w, "allocated_peak_gib", e->allocated_peak_gib,
+		    false);
+		jw_lit(w, ",\"range_gib\":[");
+		jw_num2(w, e->range_gib[0]);
+		jw_lit(w, ",");
+		jw_num2(w, e->range_gib[1]);
+		jw_lit(w, "]");
 		num_member(w, "capacity_gib", e->capacity_gib, false);
 		jw_lit(w, ",\"fits\":");
 		jw_bool(w, e->fits);
@@ -189,9 +198,21 @@ estimate_json(struct jsonw *w, const struct estimate *e)
 		num_member(w, "activations", b->activations_gib, false);
 		num_member(w, "logits", b->logits_gib, false);
 		num_member(w, "buffers", b->buffers_gib, false);
+		num_member(w, "reserve", b->reserve_gib, false);
 		num_member(w, "runtime", b->runtime_gib, false);
 		jw_lit(w, "}");
 		num_member(w, "cpu_offload_gib", e->cpu_offload_gib, false);
+		/* What the figures assume (estimator.md 5, 7). */
+		jw_lit(w, ",\"assumptions\":{");
+		jw_lit(w, "\"activation_tokens\":");
+		jw_int(w, (long long)e->activation_tokens);
+		jw_lit(w, ",\"tokens_basis\":");
+		jw_str(w, e->padded ? "padded_to_sequence_len" :
+		    "packed_to_sequence_len");
+		jw_lit(w, ",\"allocator\":\"expandable_segments:False\","
+		    "\"shape_verified\":");
+		jw_bool(w, !e->unverified_shape);
+		jw_lit(w, "}");
 		jw_lit(w, "}");
 	}
 	if (!e->known || e->bound == NULL)
