@@ -39,6 +39,8 @@ struct estimate_calib {
 	double reserve_static;	/* allocator reserve per GiB of states */
 	double reserve_transient;	/* per GiB of activations, logits,
 					   buffers (freed and reallocated) */
+	double reserve_sharded;	/* per GiB of an FSDP / ZeRO-3 run's
+				   gathered units and collective buffers */
 	double context_gib;	/* CUDA context, cuBLAS/cuDNN, kernels */
 	double comm_gib;	/* NCCL communicators when world > 1 */
 	double range_low;	/* measured / estimate, 10th percentile */

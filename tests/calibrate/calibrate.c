@@ -51,7 +51,8 @@ struct row {
 	double measured;	/* GiB */
 	bool known;		/* the estimate has memory figures */
 	/* The estimate's parts that the judgement terms act on, GiB. */
-	double alloc, stat, trans;
+	double alloc, stat, trans, coll;
+	double capacity;	/* GiB the device offers */
 	bool multi;		/* more than one GPU: NCCL communicators */
 	double heldout;		/* the cross-validated estimate */
 };
@@ -60,17 +61,28 @@ static struct row rows[MAX_ROWS];
 static size_t nrows;
 
 /* The quantile the loss aims the estimate at (-t overrides for study). */
-static double PINBALL_TAU = 0.75;
+static double PINBALL_TAU = 0.5;
+
+/* per_gpu_peak_gib of row r under c (the estimator's section 7: the
+   reserve bounded by the headroom). */
+static double
+predict_device(const struct row *r, const struct estimate_calib *c)
+{
+	double runtime = c->context_gib + (r->multi ? c->comm_gib : 0);
+	double reserve = c->reserve_static * r->stat +
+	    c->reserve_transient * r->trans + c->reserve_sharded * r->coll;
+	double head = r->capacity - r->alloc - runtime;
+
+	if (reserve > head)
+		reserve = head > 0 ? head : 0;
+	return r->alloc + reserve + runtime;
+}
 
 /* The figure row r is compared with, under c. */
 static double
 predict(const struct row *r, const struct estimate_calib *c)
 {
-	if (r->kind == K_ALLOCATED)
-		return r->alloc;
-	return r->alloc + c->reserve_static * r->stat +
-	    c->reserve_transient * r->trans + c->context_gib +
-	    (r->multi ? c->comm_gib : 0);
+	return r->kind == K_ALLOCATED ? r->alloc : predict_device(r, c);
 }
 
 /* The pinball loss of ln(measured / estimate) over rows in set. */
@@ -97,22 +109,24 @@ fit(const bool *in)
 {
 	struct estimate_calib c = estimate_calib_default, best = c;
 	double bl = INFINITY;
-	int a, b, k;
+	int a, b, g, k;
 
-	for (a = 0; a <= 30; a++)
-		for (b = 0; b <= 50; b++)
-			for (k = 0; k <= 30; k++) {
-				double l;
+	for (a = 0; a <= 15; a++)
+		for (b = 0; b <= 25; b++)
+			for (g = 0; g <= 30; g++)
+				for (k = 0; k <= 15; k++) {
+					double l;
 
-				c.reserve_static = a * 0.01;
-				c.reserve_transient = b * 0.02;
-				c.context_gib = k * 0.1;
-				l = loss(in, &c);
-				if (l < bl - 1e-12) {
-					bl = l;
-					best = c;
+					c.reserve_static = a * 0.02;
+					c.reserve_transient = b * 0.04;
+					c.reserve_sharded = g * 0.05;
+					c.context_gib = k * 0.2;
+					l = loss(in, &c);
+					if (l < bl - 1e-12) {
+						bl = l;
+						best = c;
+					}
 				}
-			}
 	return best;
 }
 
@@ -145,14 +159,14 @@ quantile(double *v, size_t n, double q)
    matches any.  nearest: compare unknown rows with the nearer of the two
    figures (a sensitivity line, not the headline). */
 static void
-table_line(const char *label, const char *strategy, const char *adapter,
-    int kind, bool nearest, const struct estimate_calib *c)
+table_line(const struct row *set, size_t count, const char *label,
+    const char *strategy, const char *adapter, int kind, bool nearest)
 {
 	double err[MAX_ROWS];
 	size_t i, n = 0, within = 0, under = 0;
 
-	for (i = 0; i < nrows; i++) {
-		const struct row *r = &rows[i];
+	for (i = 0; i < count; i++) {
+		const struct row *r = &set[i];
 		double est = r->heldout;
 
 		if (!r->known || (strategy != NULL &&
@@ -175,7 +189,6 @@ table_line(const char *label, const char *strategy, const char *adapter,
 		err[n] = fabs(err[n]);
 		n++;
 	}
-	(void)c;
 	if (n == 0) {
 		printf("| %-34s |   0 |      - |      - |      - |\n", label);
 		return;
@@ -220,13 +233,13 @@ column(char **h, size_t n, const char *name)
 	return -1;
 }
 
-/* Re-create one row and run the real check on it. */
+/* Run the real check on config text (+ extra) for row r. */
 static int
-load_row(struct row *r, const char *shared, const char *ref,
-    const char *extra, long gpus, const char *gpu)
+load_row(struct row *r, const char *text, size_t n, const char *extra,
+    long gpus, const char *gpu)
 {
-	char path[1024], *text, *buf;
-	size_t n, m = strcmp(extra, "-") == 0 ? 0 : strlen(extra);
+	char *buf;
+	size_t m = strcmp(extra, "-") == 0 ? 0 : strlen(extra);
 	struct context ctx;
 	struct limits lim;
 	struct err e = { 0 };
@@ -236,18 +249,9 @@ load_row(struct row *r, const char *shared, const char *ref,
 	struct estimate_calib c0 = { 0 };
 	int rv = -1;
 
-	snprintf(path, sizeof(path), "%s/corpus/axolotl/%s", shared, ref);
-	text = fixture_read(path, &n);
-	if (text == NULL) {
-		fprintf(stderr, "calibrate: %s: cannot read %s\n", r->id,
-		    path);
-		return -1;
-	}
 	buf = malloc(n + m + 2);
-	if (buf == NULL) {
-		free(text);
+	if (buf == NULL)
 		return -1;
-	}
 	memcpy(buf, text, n);
 	buf[n] = '\n';
 	memcpy(buf + n + 1, extra, m);
@@ -274,23 +278,25 @@ load_row(struct row *r, const char *shared, const char *ref,
 	   fitted term zero. */
 	estimate_run_calib(&est, rep->doc, rep->plan, &rep->ctx, &c0);
 	r->known = est.known;
+	r->capacity = est.capacity_gib;
 	if (est.known) {
 		const struct mem_breakdown *b = &est.breakdown;
+
+		bool sharded = strcmp(r->strategy, "fsdp") == 0 ||
+		    (strcmp(r->strategy, "zero") == 0 &&
+		    rep->plan->zero_stage == 3);
 
 		r->alloc = est.allocated_peak_gib;
 		r->stat = b->weights_gib + b->gradients_gib + b->optimizer_gib;
 		r->trans = b->activations_gib + b->logits_gib +
-		    b->buffers_gib;
+		    (sharded ? 0 : b->buffers_gib);
+		r->coll = sharded ? b->buffers_gib : 0;
 		/* The closed form predict() uses must be what the
 		   estimator computes: check it on the shipped terms. */
 		estimate_run_calib(&probe, rep->doc, rep->plan, &rep->ctx,
 		    &estimate_calib_default);
-		if (fabs(probe.per_gpu_peak_gib - (r->alloc +
-		    estimate_calib_default.reserve_static * r->stat +
-		    estimate_calib_default.reserve_transient * r->trans +
-		    estimate_calib_default.context_gib +
-		    (r->multi ? estimate_calib_default.comm_gib : 0))) >
-		    1e-9) {
+		if (fabs(probe.per_gpu_peak_gib - predict_device(r,
+		    &estimate_calib_default)) > 1e-9) {
 			fprintf(stderr, "calibrate: %s: the estimate is not "
 			    "linear in the judgement terms\n", r->id);
 			goto out;
@@ -300,15 +306,61 @@ load_row(struct row *r, const char *shared, const char *ref,
 out:
 	arena_fini(&a);
 	free(buf);
+	return rv;
+}
+
+/* The example config of a row, read from the corpus. */
+static int
+load_example(struct row *r, const char *shared, const char *ref,
+    const char *extra, long gpus, const char *gpu)
+{
+	char path[1024], *text;
+	size_t n;
+	int rv;
+
+	snprintf(path, sizeof(path), "%s/corpus/axolotl/%s", shared, ref);
+	text = fixture_read(path, &n);
+	if (text == NULL) {
+		fprintf(stderr, "calibrate: %s: cannot read %s\n", r->id,
+		    path);
+		return -1;
+	}
+	rv = load_row(r, text, n, extra, gpus, gpu);
 	free(text);
 	return rv;
+}
+
+/* The measured row id in the text after memory-measured.tsv's header:
+   its figure and kind.  false when absent. */
+static bool
+find_measured(const char *body, const char *id, int c_id, int c_meas,
+    int c_kind, int c_ref, double *measured, enum kind *kind, char *ref,
+    size_t refcap)
+{
+	char *dup = strdup(body), *mc = dup, *mf[32] = { 0 };
+	size_t mn;
+	bool found = false;
+
+	while (dup != NULL && (mn = fixture_tsv_next(&mc, mf, 32)) > 0)
+		if (mn > (size_t)c_ref && strcmp(mf[c_id], id) == 0) {
+			*measured = strtod(mf[c_meas], NULL);
+			*kind = strcmp(mf[c_kind], "allocated") == 0 ?
+			    K_ALLOCATED : strcmp(mf[c_kind], "reserved") == 0 ?
+			    K_RESERVED : K_UNKNOWN;
+			snprintf(ref, refcap, "%s", mf[c_ref]);
+			ref[strcspn(ref, " ")] = '\0';
+			found = true;
+			break;
+		}
+	free(dup);
+	return found;
 }
 
 int
 main(int argc, char **argv)
 {
 	const char *shared = NULL;
-	bool verbose = false, in[MAX_ROWS], all[MAX_ROWS];
+	bool verbose = false, in[MAX_ROWS] = { false }, all[MAX_ROWS] = { false };
 	char *meas, *mine, *cur, *h[32];
 	char families[MAX_FAMILIES][32];
 	size_t nh, nf, i, j, nfam = 0, missing = 0;
@@ -362,45 +414,23 @@ main(int argc, char **argv)
 		(void)fixture_tsv_next(&rc, g, 8);	/* header */
 		while ((nf = fixture_tsv_next(&rc, g, 8)) >= 5) {
 			struct row *r = &rows[nrows];
-			char *mc = NULL, *mf[32] = { 0 }, *dup, *ref;
-			size_t mn = 0;
-			bool found = false;
+			char ref[512];
 
 			if (nrows >= MAX_ROWS)
 				break;
 			memset(r, 0, sizeof(*r));
 			snprintf(r->id, sizeof(r->id), "%s", g[0]);
 			snprintf(r->family, sizeof(r->family), "%s", g[1]);
-			/* Find the measured row (a fresh copy of the text:
-			   fixture_tsv_next cuts it). */
-			dup = strdup(cur);
-			mc = dup;
-			while (dup != NULL &&
-			    (mn = fixture_tsv_next(&mc, mf, 32)) > 0)
-				if (mn > (size_t)c_ref &&
-				    strcmp(mf[c_id], g[0]) == 0) {
-					found = true;
-					break;
-				}
-			if (!found) {
+			if (!find_measured(cur, g[0], c_id, c_meas, c_kind, c_ref,
+			    &r->measured, &r->kind, ref, sizeof(ref))) {
 				fprintf(stderr, "calibrate: %s is not in "
 				    "memory-measured.tsv\n", g[0]);
-				free(dup);
 				return 2;
 			}
-			r->measured = strtod(mf[c_meas], NULL);
-			r->kind = strcmp(mf[c_kind], "allocated") == 0 ?
-			    K_ALLOCATED : strcmp(mf[c_kind], "reserved") == 0 ?
-			    K_RESERVED : K_UNKNOWN;
-			ref = mf[c_ref];
-			ref[strcspn(ref, " ")] = '\0';
 			unescape(g[4]);
-			if (load_row(r, shared, ref, g[4], strtol(g[2], NULL,
-			    10), g[3]) != 0) {
-				free(dup);
+			if (load_example(r, shared, ref, g[4], strtol(g[2],
+			    NULL, 10), g[3]) != 0)
 				return 1;
-			}
-			free(dup);
 			if (!r->known)
 				missing++;
 			for (j = 0; j < nfam; j++)
@@ -462,29 +492,90 @@ main(int argc, char **argv)
 	    "| under>25%% |\n");
 	printf("| ---------------------------------- | --: | -----: | -----: "
 	    "| -----: |\n");
-	table_line("all", NULL, NULL, -1, false, &full);
-	table_line("single GPU", "single", NULL, -1, false, &full);
-	table_line("DDP", "ddp", NULL, -1, false, &full);
-	table_line("DeepSpeed ZeRO", "zero", NULL, -1, false, &full);
-	table_line("FSDP", "fsdp", NULL, -1, false, &full);
-	table_line("full fine-tune", NULL, "full", -1, false, &full);
-	table_line("LoRA (16-bit or 8-bit base)", NULL, "lora", -1, false,
-	    &full);
-	table_line("QLoRA", NULL, "qlora", -1, false, &full);
-	table_line("measured as reserved", NULL, NULL, K_RESERVED, false,
-	    &full);
-	table_line("measured as allocated", NULL, NULL, K_ALLOCATED, false,
-	    &full);
-	table_line("kind unknown (vs per_gpu_peak)", NULL, NULL, K_UNKNOWN,
-	    false, &full);
-	table_line("kind unknown (vs the nearer figure)", NULL, NULL,
-	    K_UNKNOWN, true, &full);
+	table_line(rows, nrows, "all", NULL, NULL, -1, false);
+	table_line(rows, nrows, "single GPU", "single", NULL, -1, false);
+	table_line(rows, nrows, "DDP", "ddp", NULL, -1, false);
+	table_line(rows, nrows, "DeepSpeed ZeRO", "zero", NULL, -1, false);
+	table_line(rows, nrows, "FSDP", "fsdp", NULL, -1, false);
+	table_line(rows, nrows, "full fine-tune", NULL, "full", -1, false);
+	table_line(rows, nrows, "LoRA (16-bit or 8-bit base)", NULL, "lora",
+	    -1, false);
+	table_line(rows, nrows, "QLoRA", NULL, "qlora", -1, false);
+	table_line(rows, nrows, "measured as reserved", NULL, NULL,
+	    K_RESERVED, false);
+	table_line(rows, nrows, "measured as allocated", NULL, NULL,
+	    K_ALLOCATED, false);
+	table_line(rows, nrows, "kind unknown (vs per_gpu_peak)", NULL, NULL,
+	    K_UNKNOWN, false);
+	table_line(rows, nrows, "kind unknown (vs the nearer figure)", NULL,
+	    NULL, K_UNKNOWN, true);
 	printf("\nmedian = median absolute error; ok<=25%% = share within 25%%"
 	    "; under>25%% = share estimated more than 25%% below the "
 	    "measurement\n\n");
+	/* Published runs outside Axolotl's examples: estimated with the
+	   terms fitted on every example row, never fitted on. */
+	{
+		char *ext = fixture_read("tests/calibrate/external.tsv", NULL);
+		char *ec = ext, *g[8], ref[512];
+		static struct row outside[MAX_ROWS];
+		size_t no = 0;
+
+		if (ext == NULL) {
+			fprintf(stderr, "calibrate: cannot read "
+			    "tests/calibrate/external.tsv\n");
+			return 2;
+		}
+		(void)fixture_tsv_next(&ec, g, 8);	/* header */
+		while ((nf = fixture_tsv_next(&ec, g, 8)) >= 4 &&
+		    no < MAX_ROWS) {
+			struct row *r = &outside[no];
+
+			memset(r, 0, sizeof(*r));
+			snprintf(r->id, sizeof(r->id), "%s", g[0]);
+			if (!find_measured(cur, g[0], c_id, c_meas, c_kind,
+			    c_ref, &r->measured, &r->kind, ref, sizeof(ref))) {
+				fprintf(stderr, "calibrate: %s is not in "
+				    "memory-measured.tsv\n", g[0]);
+				return 2;
+			}
+			unescape(g[3]);
+			if (load_row(r, g[3], strlen(g[3]), "-", strtol(g[1],
+			    NULL, 10), g[2]) != 0)
+				return 1;
+			if (r->known)
+				r->heldout = predict(r, &full);
+			no++;
+		}
+		printf("Published runs outside Axolotl's examples "
+		    "(tests/calibrate/external.tsv; not fitted on):\n\n");
+		if (verbose)
+			for (i = 0; i < no; i++)
+				printf("| %s | %s | %s | %s | %.1f | %.1f | %.1f "
+				    "| %+.0f%% |\n", outside[i].id,
+				    outside[i].strategy, outside[i].adapter,
+				    kind_name(outside[i].kind),
+				    outside[i].measured, outside[i].alloc,
+				    outside[i].heldout, 100 *
+				    (outside[i].heldout - outside[i].measured) /
+				    outside[i].measured);
+		printf("| rows                               |   n | median "
+		    "|ok<=25%%| under>25%% |\n");
+		printf("| ---------------------------------- | --: | -----: "
+		    "| -----: | -----: |\n");
+		table_line(outside, no, "all", NULL, NULL, -1, false);
+		table_line(outside, no, "measured as allocated", NULL, NULL,
+		    K_ALLOCATED, false);
+		table_line(outside, no, "measured as reserved", NULL, NULL,
+		    K_RESERVED, false);
+		table_line(outside, no, "kind unknown", NULL, NULL, K_UNKNOWN,
+		    false);
+		printf("\n");
+		free(ext);
+	}
 	printf("Fitted on all rows (pinball loss, tau %.2f):\n", PINBALL_TAU);
 	printf("\t.reserve_static = %.2f,\n", full.reserve_static);
 	printf("\t.reserve_transient = %.2f,\n", full.reserve_transient);
+	printf("\t.reserve_sharded = %.2f,\n", full.reserve_sharded);
 	printf("\t.context_gib = %.2f,\n", full.context_gib);
 	printf("\t.comm_gib = %.2f,\t(not fitted)\n", full.comm_gib);
 	printf("\t.range_low = %.2f,\t(10th percentile of measured / "
