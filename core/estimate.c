@@ -673,9 +673,14 @@ states_fsdp(struct terms *t, const struct run *r)
 	    strcmp(ss->text, "SHARD_GRAD_OP") == 0);
 	bool offload = doc_truthy(fsdp_value(d, "offload_params"));
 	double G = r->G, N = x->N, wc = r->wc, fe = 1 / G, staged;
+	double unit, unit_exp;
 
 	if (!r->fsdp1 && x->E > 0 && G > 1)
 		fe = ceil(x->E / G) / x->E;
+	/* Under expert parallelism a rank gathers only its own experts
+	   (section 4.4). */
+	unit_exp = r->unit_exp / r->ep;
+	unit = r->unit - r->unit_exp + unit_exp;
 	if (!r->lora) {
 		double sw = r->fsdp1 ? 4 : r->wbytes;
 		double ob = optim_bytes(bnb_optimizer(r->p->optimizer) ?
@@ -685,17 +690,18 @@ states_fsdp(struct terms *t, const struct run *r)
 		t->weights = per * sw;
 		t->grads = per * sw;
 		t->optim = per * ob;
-		t->buffers += wc * r->unit * 3 + sw * r->unit / G +
-		    2 * wc * r->n_embed;
+		if (G > 1)
+			t->buffers += wc * unit * 3 + sw * unit / G +
+			    2 * wc * r->n_embed;
 		if (keep)
 			t->buffers += wc * N * (1 - 1 / G);
-		staged = 2 * sw * r->unit / G;
+		staged = 2 * sw * unit / G;
 	} else {
 		double base = base_bytes(r), exp = r->n_exp * r->exb;
 		double lstate = optim_bytes(bnb_optimizer(r->p->optimizer) ?
 		    "adamw" : r->p->optimizer, 4);
-		double unit_stored = (r->unit - r->unit_exp) * r->lin +
-		    (r->exp_replicated ? 0 : r->unit_exp * r->exb);
+		double unit_stored = (unit - unit_exp) * r->lin +
+		    (r->exp_replicated ? 0 : unit_exp * r->exb);
 		const struct doc_node *uop = fsdp_value(d, "use_orig_params");
 
 		t->weights = (base - exp) / G + exp * (r->exp_replicated ? 1 :
@@ -712,8 +718,9 @@ states_fsdp(struct terms *t, const struct run *r)
 			t->weights += r->n_linear * (4 - r->lin) / G;
 			t->grads += r->n_linear * 4 / G;
 		}
-		t->buffers += 2 * unit_stored + dequant_scratch(r) +
-		    wc * r->n_embed;
+		t->buffers += dequant_scratch(r);
+		if (G > 1)
+			t->buffers += 2 * unit_stored + wc * r->n_embed;
 		if (keep)
 			t->buffers += (base - (r->exp_replicated ? exp : 0)) *
 			    (1 - 1 / G);
@@ -878,6 +885,13 @@ estimate_run_calib(struct estimate *e, const struct doc *d,
 			t.grads *= ef;
 			t.optim *= ef;
 		}
+		/* Section 4.4: DeepEP's fixed dispatch/combine buffers
+		   (expert_parallel_num_nvl_bytes, e.g. 4 GiB in axolotl:
+		   examples/glm_moe_dsa/glm-5.2-nvfp4-lora.yaml). */
+		t.buffers += num(doc_map_value(d->root,
+		    "expert_parallel_num_nvl_bytes"), 0) +
+		    num(doc_map_value(d->root,
+		    "expert_parallel_num_rdma_bytes"), 0);
 	}
 
 	/* Section 5: T tokens per micro batch, sequence_len x
