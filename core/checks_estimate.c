@@ -27,6 +27,10 @@ check_estimate_model_unknown(struct rule_ctx *rc)
 	const struct estimate *e = rc->r->estimate;
 	const struct doc_pair *k = model_key(rc);
 
+	if (e != NULL && k == NULL && rc->ctx->model == NULL &&
+	    gpu_find(rc->ctx->gpu) != NULL)
+		return rule_report(rc, NULL, "no base_model is set, so there "
+		    "is no model whose memory to estimate");
 	if (e == NULL || k == NULL || k->value->kind != DOC_STR ||
 	    gpu_find(rc->ctx->gpu) == NULL ||
 	    (e->known && !e->nominal && !e->derived))

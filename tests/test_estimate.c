@@ -723,6 +723,19 @@ test_estimate__reserve_range_and_headroom(void **state)
 	(void)ctx;
 }
 
+/* A config without base_model (Axolotl's cloud launcher files) gets no
+   memory figures and a finding that says why. */
+static void
+test_estimate__no_base_model(void **state)
+{
+	static const char cloud[] = "gpu: h100\ngpu_count: 8\n"
+	    "datasets:\n  - path: a/b\n    type: alpaca\n";
+
+	(void)state;
+	assert_true(fires(cloud, 1, 0, "estimate.model_unknown"));
+	assert_false(fires(example_a, 1, 0, "estimate.model_unknown"));
+}
+
 /* The report states what the activations were sized for. */
 static void
 test_estimate__assumptions(void **state)
@@ -844,6 +857,7 @@ main(void)
 		cmocka_unit_test(test_estimate__moe_expert_quantization),
 		cmocka_unit_test(test_estimate__reserve_range_and_headroom),
 		cmocka_unit_test(test_estimate__assumptions),
+		cmocka_unit_test(test_estimate__no_base_model),
 		cmocka_unit_test(test_estimate__properties_over_the_corpus),
 		cmocka_unit_test(test_estimate__suggestions_really_fit),
 	};
