@@ -197,7 +197,8 @@ calibrate: deps all
 
 build/calibrate/calibrate: tests/calibrate/calibrate.c build/tests/fixture.o $(patsubst %.c,build/%.o,$(CORE_SRC)) build/gen/tables.o
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -DSHARED_DIR='"$(SHARED)"' -DBUILD_DIR='"build"' -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) -DSHARED_DIR='"$(SHARED)"' -DBUILD_DIR='"build"' -o $@ \
+	    $(filter %.c %.o,$^) $(LDLIBS)
 
 # Long reliability runs (docs/reliability.md): 50 rounds of SIGKILL under
 # concurrent submissions on the sanitizer build, then 10 minutes at 500

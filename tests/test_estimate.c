@@ -46,27 +46,13 @@ static struct run_est
 estimate_of(const char *text, const char *extra, long gpus, const char *gpu)
 {
 	struct run_est out;
-	struct context ctx;
-	struct limits lim;
 	struct err e = { 0 };
 	struct arena a;
 	struct report *r;
-	size_t n = strlen(text), m = extra != NULL ? strlen(extra) : 0;
-	char *buf = malloc(n + m + 2);
 
 	memset(&out, 0, sizeof(out));
-	assert_non_null(buf);
-	memcpy(buf, text, n);
-	buf[n] = '\n';
-	if (m > 0)
-		memcpy(buf + n + 1, extra, m);
-	buf[n + 1 + m] = '\0';
-	context_default(&ctx);
-	ctx.gpus = gpus;
-	ctx.gpu = gpu;
-	limits_default(&lim);
 	arena_init(&a, (size_t)64 << 20);
-	if (check_run(&r, buf, n + 1 + m, &ctx, &lim, &a, &e) == 0 &&
+	if (fixture_check(&r, text, extra, gpus, gpu, &a, &e) == 0 &&
 	    r->estimate != NULL) {
 		out.e = *r->estimate;
 		out.e.model = NULL;	/* arena-owned pointers end here */
@@ -78,7 +64,6 @@ estimate_of(const char *text, const char *extra, long gpus, const char *gpu)
 		out.ok = true;
 	}
 	arena_fini(&a);
-	free(buf);
 	return out;
 }
 

@@ -235,13 +235,9 @@ column(char **h, size_t n, const char *name)
 
 /* Run the real check on config text (+ extra) for row r. */
 static int
-load_row(struct row *r, const char *text, size_t n, const char *extra,
-    long gpus, const char *gpu)
+load_row(struct row *r, const char *text, const char *extra, long gpus,
+    const char *gpu)
 {
-	char *buf;
-	size_t m = strcmp(extra, "-") == 0 ? 0 : strlen(extra);
-	struct context ctx;
-	struct limits lim;
 	struct err e = { 0 };
 	struct arena a;
 	struct report *rep;
@@ -249,19 +245,9 @@ load_row(struct row *r, const char *text, size_t n, const char *extra,
 	struct estimate_calib c0 = { 0 };
 	int rv = -1;
 
-	buf = malloc(n + m + 2);
-	if (buf == NULL)
-		return -1;
-	memcpy(buf, text, n);
-	buf[n] = '\n';
-	memcpy(buf + n + 1, extra, m);
-	buf[n + 1 + m] = '\0';
-	context_default(&ctx);
-	ctx.gpus = gpus;
-	ctx.gpu = gpu;
-	limits_default(&lim);
 	arena_init(&a, (size_t)64 << 20);
-	if (check_run(&rep, buf, n + 1 + m, &ctx, &lim, &a, &e) != 0) {
+	if (fixture_check(&rep, text, strcmp(extra, "-") == 0 ? NULL : extra,
+	    gpus, gpu, &a, &e) != 0) {
 		fprintf(stderr, "calibrate: %s: %s\n", r->id, e.msg);
 		goto out;
 	}
@@ -305,7 +291,6 @@ load_row(struct row *r, const char *text, size_t n, const char *extra,
 	rv = 0;
 out:
 	arena_fini(&a);
-	free(buf);
 	return rv;
 }
 
@@ -325,7 +310,8 @@ load_example(struct row *r, const char *shared, const char *ref,
 		    path);
 		return -1;
 	}
-	rv = load_row(r, text, n, extra, gpus, gpu);
+	(void)n;
+	rv = load_row(r, text, extra, gpus, gpu);
 	free(text);
 	return rv;
 }
@@ -539,8 +525,8 @@ main(int argc, char **argv)
 				return 2;
 			}
 			unescape(g[3]);
-			if (load_row(r, g[3], strlen(g[3]), "-", strtol(g[1],
-			    NULL, 10), g[2]) != 0)
+			if (load_row(r, g[3], "-", strtol(g[1], NULL, 10),
+			    g[2]) != 0)
 				return 1;
 			if (r->known)
 				r->heldout = predict(r, &full);
