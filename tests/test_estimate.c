@@ -708,6 +708,66 @@ test_estimate__reserve_range_and_headroom(void **state)
 	(void)ctx;
 }
 
+/*
+ * unfrozen_parameters: Axolotl's patterns (re.match, '.' literal unless
+ * '.+', an optional [start:end] range) pick the trainable parameters of
+ * a full fine-tune; the rest keep only their weights.  A pattern outside
+ * the matcher's subset, or one that would backtrack without end, counts
+ * every parameter trainable.
+ */
+static void
+test_estimate__unfrozen_parameters(void **state)
+{
+	static const struct {
+		const char *yaml;
+		double layers;		/* trainable decoder layers (of 32) */
+		double mlp_only;	/* of which only the MLP */
+		bool embed, head, all;
+	} cases[] = {
+		{ "unfrozen_parameters:\n  - model.layers.[0-9].\n", 10, 0,
+		  false, false, false },
+		{ "unfrozen_parameters:\n  - ^model.embed_tokens.weight$[:32000]\n",
+		  0, 0, true, false, false },
+		{ "unfrozen_parameters:\n  - lm_head.*\n  - model.layers.3[01].\n",
+		  2, 0, false, true, false },
+		{ "unfrozen_parameters:\n  - model.layers.2[0-9]+.mlp.*\n", 10,
+		  10, false, false, false },
+		{ "unfrozen_parameters:\n  - model.layers.(1|2).(self_attn|mlp)\n",
+		  2, 0, false, false, false },
+		{ "unfrozen_parameters:\n  - embed_tokens\n", 0, 0, false,
+		  false, false },
+		{ "unfrozen_parameters:\n  - (model|x)*\n", 0, 0, false, false,
+		  true },
+		{ "unfrozen_parameters:\n  - .+.+.+.+.+.+.+.+.+.+.+.+x\n", 0, 0,
+		  false, false, true },
+		{ "unfrozen_parameters:\n  - zz\n", 0, 0, false, false, false },
+	};
+	const double N = 8030261248.0, h = 4096, V = 128256;
+	const double layer = (N - 2 * V * h - (2 * h * 32 + h)) / 32;
+	const double attn = h * 4096 * 2 + 2 * h * 1024;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct run_est r = estimate_of(example_a, cases[i].yaml, 1,
+		    "h100-sxm");
+		double want = cases[i].all ? N :
+		    (cases[i].layers - cases[i].mlp_only) * layer +
+		    cases[i].mlp_only * (layer - attn) +
+		    (cases[i].embed ? V * h : 0) + (cases[i].head ? V * h : 0);
+
+		assert_true(r.ok && r.e.known);
+		if (fabs((double)r.e.trainable_params - want) > 1e-6 * N)
+			fail_msg("case %zu: %lld trainable, want %.0f", i,
+			    r.e.trainable_params, want);
+		/* Frozen parameters keep only their weights. */
+		assert_true(fabs(r.e.breakdown.weights_gib * GIB - 2 * N) <
+		    1e-6 * N);
+		assert_true(fabs(r.e.breakdown.gradients_gib * GIB - 2 *
+		    (double)r.e.trainable_params) < 1e-6 * N);
+	}
+}
+
 /* A config without base_model (Axolotl's cloud launcher files) gets no
    memory figures and a finding that says why. */
 static void
@@ -843,6 +903,7 @@ main(void)
 		cmocka_unit_test(test_estimate__reserve_range_and_headroom),
 		cmocka_unit_test(test_estimate__assumptions),
 		cmocka_unit_test(test_estimate__no_base_model),
+		cmocka_unit_test(test_estimate__unfrozen_parameters),
 		cmocka_unit_test(test_estimate__properties_over_the_corpus),
 		cmocka_unit_test(test_estimate__suggestions_really_fit),
 	};
