@@ -47,7 +47,7 @@ MIGRATIONS = $(sort $(wildcard migrations/[0-9][0-9][0-9][0-9]_*.sql))
 TESTS      = $(patsubst tests/%.c,%,$(wildcard tests/test_*.c))
 TEST_BINS  = $(addprefix $(B)/tests/,$(TESTS))
 
-.PHONY: FORCE all deps test-deps bench-deps install uninstall test run-tests run-bump-tests lint clean run docs bench fuzz fuzz-deps soak
+.PHONY: FORCE all deps test-deps bench-deps install uninstall test run-tests run-bump-tests lint clean run docs bench fuzz fuzz-deps soak calibrate
 .SECONDARY:
 
 all: deps
@@ -213,6 +213,19 @@ bench: bench-deps all
 build/bench/core_bench: tests/bench/core_bench.c build/tests/fixture.o $(patsubst %.c,build/%.o,$(CORE_SRC) $(API_SRC)) build/gen/tables.o build/gen/ruledoc.o build/gen/ui_assets.o
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -DSHARED_DIR='"$(SHARED)"' -DBUILD_DIR='"build"' -o $@ $^ $(LDLIBS)
+
+# The estimator's judgement terms against measured runs (docs/estimator.md):
+# leave-one-model-family-out cross-validation over the rows of
+# $(SHARED)/reference/memory-measured.tsv that name an example config, and
+# the fit core/estimate.c ships.  CALIBRATE_FLAGS=-v lists every row.
+calibrate: deps all
+	@$(MAKE) --no-print-directory build/calibrate/calibrate
+	@build/calibrate/calibrate $(CALIBRATE_FLAGS) $(SHARED)
+
+build/calibrate/calibrate: tests/calibrate/calibrate.c build/tests/fixture.o $(patsubst %.c,build/%.o,$(CORE_SRC)) build/gen/tables.o
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -DSHARED_DIR='"$(SHARED)"' -DBUILD_DIR='"build"' -o $@ \
+	    $(filter %.c %.o,$^) $(LDLIBS)
 
 # Long reliability runs (docs/reliability.md): 50 rounds of SIGKILL under
 # concurrent submissions on the sanitizer build, then 10 minutes at 500

@@ -170,7 +170,9 @@ estimate_json(struct jsonw *w, const struct estimate *e)
 		int_member(w, "trainable_params", e->trainable_params);
 	jw_lit(w, "},\"memory\":");
 	if (!e->known) {
-		jw_lit(w, "{\"per_gpu_peak_gib\":null,\"capacity_gib\":");
+		jw_lit(w, "{\"per_gpu_peak_gib\":null,"
+		    "\"allocated_peak_gib\":null,\"range_gib\":null,"
+		    "\"capacity_gib\":");
 		if (e->capacity_gib > 0)
 			jw_num2(w, e->capacity_gib);
 		else
@@ -180,6 +182,13 @@ estimate_json(struct jsonw *w, const struct estimate *e)
 	} else {
 		jw_lit(w, "{");
 		num_member(w, "per_gpu_peak_gib", e->per_gpu_peak_gib, true);
+		num_member(w, "allocated_peak_gib", e->allocated_peak_gib,
+		    false);
+		jw_lit(w, ",\"range_gib\":[");
+		jw_num2(w, e->range_gib[0]);
+		jw_lit(w, ",");
+		jw_num2(w, e->range_gib[1]);
+		jw_lit(w, "]");
 		num_member(w, "capacity_gib", e->capacity_gib, false);
 		jw_lit(w, ",\"fits\":");
 		jw_bool(w, e->fits);
@@ -190,9 +199,21 @@ estimate_json(struct jsonw *w, const struct estimate *e)
 		num_member(w, "activations", b->activations_gib, false);
 		num_member(w, "logits", b->logits_gib, false);
 		num_member(w, "buffers", b->buffers_gib, false);
+		num_member(w, "reserve", b->reserve_gib, false);
 		num_member(w, "runtime", b->runtime_gib, false);
 		jw_lit(w, "}");
 		num_member(w, "cpu_offload_gib", e->cpu_offload_gib, false);
+		/* What the figures assume (estimator.md 5, 7). */
+		jw_lit(w, ",\"assumptions\":{");
+		jw_lit(w, "\"activation_tokens\":");
+		jw_int(w, (long long)e->activation_tokens);
+		jw_lit(w, ",\"tokens_basis\":");
+		jw_str(w, e->padded ? "padded_to_sequence_len" :
+		    "packed_to_sequence_len");
+		jw_lit(w, ",\"allocator\":\"expandable_segments:False\","
+		    "\"shape_verified\":");
+		jw_bool(w, !e->unverified_shape);
+		jw_lit(w, "}");
 		jw_lit(w, "}");
 	}
 	if (!e->known || e->bound == NULL)
@@ -388,6 +409,7 @@ terms_text(FILE *out, const struct mem_breakdown *b)
 		{ "activations", b->activations_gib },
 		{ "logits", b->logits_gib },
 		{ "buffers", b->buffers_gib },
+		{ "reserve", b->reserve_gib },
 		{ "runtime", b->runtime_gib },
 	};
 	size_t n = sizeof(t) / sizeof(t[0]), i, j, shown = 0;
@@ -415,8 +437,8 @@ terms_text(FILE *out, const struct mem_breakdown *b)
 
 /*
  * The memory line: `memory: 46.2 of 79.6 GiB per GPU (weights 15.1, ...),
- * ~48.6k tokens/s`.  The peak is what decides fits; a calibration range
- * around it (issue 15) belongs right after "per GPU".
+ * ~48.6k tokens/s`.  The peak is what decides fits; the calibration range
+ * around it and the tensors' own peak follow "per GPU".
  */
 static void
 memory_text(FILE *out, const struct estimate *e, const char *file,
@@ -434,6 +456,9 @@ memory_text(FILE *out, const struct estimate *e, const char *file,
 	fprintf(out, "%.1f of %.1f GiB per GPU", e->per_gpu_peak_gib,
 	    e->capacity_gib);
 	terms_text(out, &e->breakdown);
+	if (e->range_gib[1] > 0)
+		fprintf(out, ", range %.1f-%.1f, %.1f allocated by tensors",
+		    e->range_gib[0], e->range_gib[1], e->allocated_peak_gib);
 	if (e->bound != NULL && e->tokens_per_second > 0) {
 		rate_text(rate, sizeof(rate), e->tokens_per_second);
 		fprintf(out, ", %s tokens/s", rate);

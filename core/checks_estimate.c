@@ -27,6 +27,10 @@ check_estimate_model_unknown(struct rule_ctx *rc)
 	const struct estimate *e = rc->r->estimate;
 	const struct doc_pair *k = model_key(rc);
 
+	if (e != NULL && k == NULL && rc->ctx->model == NULL &&
+	    gpu_find(rc->ctx->gpu) != NULL)
+		return rule_report(rc, NULL, "no base_model is set, so there "
+		    "is no model whose memory to estimate");
 	if (e == NULL || k == NULL || k->value->kind != DOC_STR ||
 	    gpu_find(rc->ctx->gpu) == NULL ||
 	    (e->known && !e->nominal && !e->derived))
@@ -72,13 +76,20 @@ check_memory_headroom(struct rule_ctx *rc)
 {
 	const struct estimate *e = rc->r->estimate;
 
-	if (e == NULL || !e->known || !e->fits ||
-	    e->per_gpu_peak_gib < 0.9 * e->capacity_gib)
+	if (e == NULL || !e->known || !e->fits)
 		return 0;
-	return rule_report(rc, model_key(rc), "estimated peak %.1f GiB per GPU "
-	    "leaves %.1f GiB of the %.1f GiB of %s free (under 10%%)",
-	    e->per_gpu_peak_gib, e->capacity_gib - e->per_gpu_peak_gib,
-	    e->capacity_gib, rc->ctx->gpu);
+	if (e->per_gpu_peak_gib >= 0.9 * e->capacity_gib)
+		return rule_report(rc, model_key(rc), "estimated peak %.1f GiB "
+		    "per GPU leaves %.1f GiB of the %.1f GiB of %s free (under "
+		    "10%%)", e->per_gpu_peak_gib, e->capacity_gib -
+		    e->per_gpu_peak_gib, e->capacity_gib, rc->ctx->gpu);
+	if (e->range_gib[1] > e->capacity_gib)
+		return rule_report(rc, model_key(rc), "estimated peak %.1f GiB "
+		    "per GPU fits the %.1f GiB of %s, but the high end of its "
+		    "range (%.1f GiB, the spread of measured runs) does not",
+		    e->per_gpu_peak_gib, e->capacity_gib, rc->ctx->gpu,
+		    e->range_gib[1]);
+	return 0;
 }
 
 /* perf.comm_bound */

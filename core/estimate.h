@@ -14,7 +14,11 @@ struct doc;
 struct model_def;
 struct plan;
 
-/* Terms of the per-GPU peak, GiB; they add up to per_gpu_peak_gib. */
+/*
+ * Terms of the per-GPU peak, GiB; they add up to per_gpu_peak_gib.  The
+ * first six are tensors (their sum is allocated_peak_gib); reserve and
+ * runtime are what the device holds beyond them.
+ */
 struct mem_breakdown {
 	double weights_gib;	/* resident (sharded) weights */
 	double gradients_gib;
@@ -22,8 +26,28 @@ struct mem_breakdown {
 	double activations_gib;	/* saved activations at the peak */
 	double logits_gib;	/* logits and cross-entropy buffers */
 	double buffers_gib;	/* gathered units, buckets, dequant scratch */
-	double runtime_gib;	/* CUDA context and allocator slack */
+	double reserve_gib;	/* caching allocator: cached, fragmented */
+	double runtime_gib;	/* CUDA context, libraries, NCCL buffers */
 };
+
+/*
+ * The judgement terms of the estimate (estimator.md section 7), fitted on
+ * measured runs by tests/calibrate (docs/estimator.md gives the fit and
+ * its cross-validation).  estimate_calib_default is what the report uses.
+ */
+struct estimate_calib {
+	double reserve_static;	/* allocator reserve per GiB of states */
+	double reserve_transient;	/* per GiB of activations, logits,
+					   buffers (freed and reallocated) */
+	double reserve_sharded;	/* per GiB of an FSDP / ZeRO-3 run's
+				   gathered units and collective buffers */
+	double context_gib;	/* CUDA context, cuBLAS/cuDNN, kernels */
+	double comm_gib;	/* NCCL communicators when world > 1 */
+	double range_low;	/* measured / estimate, 10th percentile */
+	double range_high;	/* measured / estimate, 90th percentile */
+};
+
+extern const struct estimate_calib estimate_calib_default;
 
 struct estimate {
 	const struct model_def *model;	/* NULL: unknown model */
@@ -39,11 +63,19 @@ struct estimate {
 					   size: the catalog row is unverified */
 	bool derived;			/* params counted from the row's
 					   architecture: no verified total */
-	double per_gpu_peak_gib;
+	double per_gpu_peak_gib;	/* what the device must hold */
+	double allocated_peak_gib;	/* tensors alive at the peak */
+	double range_gib[2];	/* calibration spread around the peak */
 	double capacity_gib;
 	bool fits;
 	struct mem_breakdown breakdown;
 	double cpu_offload_gib;		/* host memory per GPU for offload */
+	/* The assumptions the figures rest on (issue 15 item 5). */
+	double activation_tokens;	/* tokens per micro batch sized for */
+	bool padded;			/* no packing: the worst batch pads
+					   to sequence_len */
+	bool unverified_shape;		/* catalog facts unverified or the
+					   count is derived */
 	/* Throughput (sections 10-11); valid when known. */
 	double tokens_per_second;	/* all GPUs together */
 	double step_time_s;		/* one optimizer step */
@@ -65,5 +97,10 @@ const struct model_def *estimate_model(const struct doc *d);
    e->known false. */
 void estimate_run(struct estimate *e, const struct doc *d,
     const struct plan *p, const struct context *ctx);
+
+/* The same with other judgement terms (tests/calibrate fits them). */
+void estimate_run_calib(struct estimate *e, const struct doc *d,
+    const struct plan *p, const struct context *ctx,
+    const struct estimate_calib *c);
 
 #endif /* CORE_ESTIMATE_H */

@@ -27,8 +27,10 @@ SARIF_SCHEMA = json.load(open(os.path.join(SHARED, "schemas",
                                            "sarif-schema-2.1.0.json")))
 SECRET = "ci-secret-0123456789abcdef"
 def many_findings(n):
-    """n duplicate-key warnings, nothing else (inside a free-form dict)."""
-    lines = ["base_model: meta-llama/Llama-3.1-8B", "datasets:",
+    """n duplicate-key warnings, nothing else (inside a free-form dict).
+    A 1B model: a full fine-tune of an 8B one on one H100 is near enough
+    to its capacity for memory.low_headroom."""
+    lines = ["base_model: meta-llama/Llama-3.2-1B", "datasets:",
              "  - path: tatsu-lab/alpaca", "    type: alpaca",
              "micro_batch_size: 1", "gradient_accumulation_steps: 1",
              # Written out so no info notes join the warnings.

@@ -3,6 +3,9 @@
  */
 #include "fixture.h"
 
+#include "core/arena.h"
+#include "core/check.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
@@ -193,4 +196,26 @@ fixture_tsv_next(char **cursor, char **f, size_t n)
 		return k;
 	}
 	return 0;
+}
+
+int
+fixture_check(struct report **out, const char *text, const char *extra,
+    long gpus, const char *gpu, struct arena *a, struct err *e)
+{
+	struct context ctx;
+	struct limits lim;
+	size_t n = strlen(text), m = extra != NULL ? strlen(extra) : 0;
+	char *buf = ARENA_NEW(a, char, n + m + 2);
+
+	if (buf == NULL)
+		return -1;
+	memcpy(buf, text, n);
+	buf[n] = '\n';
+	memcpy(buf + n + 1, extra != NULL ? extra : "", m);
+	buf[n + 1 + m] = '\0';
+	context_default(&ctx);
+	ctx.gpus = gpus;
+	ctx.gpu = gpu;
+	limits_default(&lim);
+	return check_run(out, buf, n + 1 + m, &ctx, &lim, a, e);
 }

@@ -45,4 +45,17 @@ void fixture_run_free(struct run *r);
  */
 size_t fixture_tsv_next(char **cursor, char **f, size_t n);
 
+struct arena;
+struct err;
+struct report;
+
+/*
+ * Check text, a newline and extra (NULL: nothing) on gpus x gpu with the
+ * rest of the context at its defaults, as a user who appends keys to a
+ * config would (the last of duplicate keys wins).  check_run()'s result;
+ * the report and the text live in a.
+ */
+int fixture_check(struct report **out, const char *text, const char *extra,
+    long gpus, const char *gpu, struct arena *a, struct err *e);
+
 #endif /* TESTS_FIXTURE_H */
