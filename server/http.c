@@ -37,6 +37,8 @@ struct http_server {
 	struct metrics *m;
 	pthread_mutex_t mu;
 	unsigned in_flight;
+	size_t body_bytes;	/* request bodies buffered, all connections
+				   (under mu) */
 	uint16_t port;
 	bool quiesced;
 };
@@ -49,6 +51,8 @@ struct req {
 	size_t len;
 	size_t cap;
 	bool too_large;		/* body went past max_body */
+	bool busy;		/* bodies of all connections past body_memory:
+				   the rest is dropped, then 503 */
 	bool answered;		/* a response was queued */
 	struct timespec t0;
 	char request_id[72];
@@ -91,6 +95,38 @@ uri_logger(void *cls, const char *uri, struct MHD_Connection *c)
 	return r;
 }
 
+/* Free r's body and give its bytes back to the server's budget. */
+static void
+body_free(struct req *r)
+{
+	if (r->cap > 0) {
+		pthread_mutex_lock(&r->s->mu);
+		r->s->body_bytes -= r->cap;
+		pthread_mutex_unlock(&r->s->mu);
+	}
+	free(r->body);
+	r->body = NULL;
+	r->len = r->cap = 0;
+}
+
+/* Take cap - r->cap more bytes of the server's body budget; false (and
+   nothing taken) when that would pass it. */
+static bool
+body_reserve(struct req *r, size_t cap)
+{
+	struct http_server *s = r->s;
+	size_t more = cap - r->cap;
+	bool ok;
+
+	pthread_mutex_lock(&s->mu);
+	ok = s->cfg.body_memory == 0 || s->body_bytes + more <=
+	    s->cfg.body_memory;
+	if (ok)
+		s->body_bytes += more;
+	pthread_mutex_unlock(&s->mu);
+	return ok;
+}
+
 static void
 on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
     enum MHD_RequestTerminationCode toe)
@@ -103,7 +139,7 @@ on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 	if (r == NULL)
 		return;
 	arena_fini(&r->arena);
-	free(r->body);
+	body_free(r);
 	free(r->uri);
 	free(r);
 	*req_cls = NULL;
@@ -218,9 +254,7 @@ respond(struct req *r, struct MHD_Connection *c, const char *method,
 		quota_charge(r->s->cfg.quota, r->team, ar->stored_bytes);
 	/* Headers are copied by MHD; the report was last read above. */
 	arena_fini(&r->arena);
-	free(r->body);
-	r->body = NULL;
-	r->len = r->cap = 0;
+	body_free(r);
 	ok = MHD_queue_response(c, (unsigned)ar->status, resp);
 	MHD_destroy_response(resp);
 	return ok;
@@ -385,14 +419,12 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 		size_t n = *upload_data_size;
 
 		*upload_data_size = 0;
-		if (r->too_large || r->answered)
+		if (r->too_large || r->busy || r->answered)
 			return MHD_YES;
 		if (n > s->cfg.max_body - r->len) {
 			/* Keep reading (and dropping) to the end, then 413. */
 			r->too_large = true;
-			free(r->body);
-			r->body = NULL;
-			r->len = r->cap = 0;
+			body_free(r);
 			return MHD_YES;
 		}
 		if (r->len + n > r->cap) {
@@ -403,9 +435,20 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 				cap *= 2;
 			if (cap > s->cfg.max_body)
 				cap = s->cfg.max_body;
+			if (!body_reserve(r, cap)) {
+				/* Every connection's bodies together are at
+				   the server's budget: drop this one, 503. */
+				r->busy = true;
+				body_free(r);
+				return MHD_YES;
+			}
 			nb = realloc(r->body, cap);
-			if (nb == NULL)
+			if (nb == NULL) {
+				pthread_mutex_lock(&s->mu);
+				s->body_bytes -= cap - r->cap;
+				pthread_mutex_unlock(&s->mu);
 				return MHD_NO;
+			}
 			r->body = nb;
 			r->cap = cap;
 		}
@@ -417,6 +460,13 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 		return MHD_YES;
 	if (r->too_large)
 		return too_large(r, c, method);
+	if (r->busy) {
+		memset(&resp, 0, sizeof(resp));
+		api_unavailable(&resp, "the server holds as many request bodies "
+		    "as it may (--body-memory); retry shortly", 2);
+		cors(r, c, &resp);
+		return respond(r, c, method, &resp);
+	}
 	memset(&ar, 0, sizeof(ar));
 	ar.method = method;
 	ar.path = r->uri;

@@ -32,6 +32,8 @@ struct http_config {
 	uint16_t port;		/* 0: any free port (see http_port) */
 	size_t max_body;	/* request body bytes; more -> 413 */
 	size_t request_memory;	/* arena budget per request */
+	size_t body_memory;	/* request bodies buffered over every
+				   connection at once; past it 503; 0: none */
 	unsigned conn_limit;	/* simultaneous connections */
 	unsigned conn_timeout;	/* seconds of inactivity before close */
 	size_t conn_memory;	/* MHD's per-connection buffer */

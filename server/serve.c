@@ -45,6 +45,7 @@ struct serve_opts {
 	const char *auth;
 	size_t max_body;
 	size_t request_memory;
+	size_t body_memory;	/* all connections' buffered bodies */
 	long retain_days;
 	bool full_sync;
 	bool insecure_no_auth;
@@ -305,6 +306,9 @@ serve_usage(FILE *out)
 "  --max-body SIZE             largest request body (default 1MiB)\n"
 "  --request-memory SIZE       memory budget per request (default "
 "64MiB)\n"
+"  --body-memory SIZE          request bodies buffered over all "
+"connections\n"
+"                              (default 256MiB), then 503\n"
 "  --retain-days N             delete checks older than N days (default 0:"
 " keep)\n"
 "  --durability normal|full    fsync every commit with full (default "
@@ -358,7 +362,7 @@ enum {
 	OPT_TIMEOUT, OPT_INSECURE, OPT_POLICY, OPT_THREADS, OPT_METRICS_TOKEN,
 	OPT_CI_SECRET_FILE, OPT_CI_TEAM, OPT_TLS_CERT, OPT_TLS_KEY,
 	OPT_HF_CACHE, OPT_PER_ADDRESS, OPT_METRICS_TOKEN_FILE, OPT_QUOTA_CPM,
-	OPT_QUOTA_BPD, OPT_QUERY_MS, OPT_QUICK_CHECK
+	OPT_QUOTA_BPD, OPT_QUERY_MS, OPT_QUICK_CHECK, OPT_BODY_MEM
 };
 
 /* Apply one option; errors are counted and printed, not fatal here. */
@@ -392,8 +396,10 @@ apply(struct serve_opts *o, int opt, const char *v, const char *src)
 		return -1;
 	case OPT_MAX_BODY:
 	case OPT_REQ_MEM:
+	case OPT_BODY_MEM:
 		if (parse_size(opt == OPT_MAX_BODY ? &o->max_body :
-		    &o->request_memory, v) == 0)
+		    opt == OPT_REQ_MEM ? &o->request_memory : &o->body_memory,
+		    v) == 0)
 			return 0;
 		fprintf(stderr, "preflight serve: %s: '%s' is not a size "
 		    "(e.g. 1MiB, 512KiB, 65536)\n", src, v);
@@ -557,6 +563,7 @@ static const struct option serve_longopts[] = {
 	{ "auth", required_argument, NULL, OPT_AUTH },
 	{ "max-body", required_argument, NULL, OPT_MAX_BODY },
 	{ "request-memory", required_argument, NULL, OPT_REQ_MEM },
+	{ "body-memory", required_argument, NULL, OPT_BODY_MEM },
 	{ "retain-days", required_argument, NULL, OPT_RETAIN },
 	{ "durability", required_argument, NULL, OPT_DURABILITY },
 	{ "cors-origin", required_argument, NULL, OPT_CORS },
@@ -639,6 +646,7 @@ parse_opts(struct serve_opts *o, int argc, char **argv)
 	o->auth = "none";
 	o->max_body = 1 << 20;
 	o->request_memory = (size_t)64 << 20;
+	o->body_memory = (size_t)256 << 20;
 	o->conn_limit = 1000;
 	o->per_address = 64;
 	o->quota_cpm = 600;
@@ -934,6 +942,7 @@ serve_main(int argc, char **argv)
 	hc.port = (uint16_t)o.port;
 	hc.max_body = o.max_body;
 	hc.request_memory = o.request_memory;
+	hc.body_memory = o.body_memory;
 	hc.conn_limit = o.conn_limit;
 	hc.per_address = o.per_address;
 	hc.quota = quota;

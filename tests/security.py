@@ -399,6 +399,30 @@ def test_slow_readers(d):
     s.stop()
 
 
+def test_body_memory(d):
+    s = Server(d, "--auth", "token", "--max-body", "1MiB",
+               "--body-memory", "2MiB", db="bm.db")
+    tok = token(s.db, "red")
+    held = []
+    for i in range(3):
+        k = s.raw(source="127.0.0.%d" % (20 + i))
+        k.sendall(b"POST /v1/checks?dry_run=true HTTP/1.1\r\nHost: x\r\n"
+                  b"Authorization: Bearer " + tok.encode() + b"\r\n"
+                  b"Content-Type: application/yaml\r\n"
+                  b"Content-Length: 1048000\r\n\r\n" + b"a: 1\n" * 180000)
+        held.append(k)
+    time.sleep(0.5)
+    st, h, j = post(s, tok, query="dry_run=true")
+    check("bodies held by others past --body-memory: a new body -> 503 "
+          "with Retry-After", st == 503 and h.get("retry-after"), (st, j))
+    for k in held:
+        k.close()
+    time.sleep(0.5)
+    st, _, _ = post(s, tok, query="dry_run=true")
+    check("once they go, bodies are taken again", st == 200, st)
+    s.stop()
+
+
 def fill_big_team(db, nchecks, per_check):
     """nchecks checks of team 'big' with per_check findings each."""
     c = sqlite3.connect(db)
@@ -770,7 +794,8 @@ def test_small_leaks(d):
 
 def main():
     d = tempfile.mkdtemp(prefix="preflight-security-")
-    cases = [test_routes, test_growth, test_per_address, test_stats_isolation,
+    cases = [test_routes, test_growth, test_per_address, test_body_memory,
+             test_stats_isolation,
              test_quota, test_idempotency_race, test_corruption,
              test_failure_limiter, test_ci_replay, test_tls, test_framing,
              test_small_leaks]
