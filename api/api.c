@@ -122,6 +122,14 @@ api_unavailable(struct api_resp *resp, const char *detail, int retry_s)
 }
 
 void
+api_problem_host(struct api_resp *resp)
+{
+	api_problem(resp, 403, "wrong-host", "Forbidden", NULL,
+	    "this server answers only to localhost, 127.0.0.1 or [::1] while "
+	    "it runs without authentication (--auth none)");
+}
+
+void
 api_framing_problem(struct api_resp *resp, int status, const char *detail)
 {
 	if (status == 501)

@@ -171,6 +171,9 @@ void api_auth_problem(struct api_resp *resp, int status);
 /* Fill resp with a 503 problem (detail, Retry-After: retry_s). */
 void api_unavailable(struct api_resp *resp, const char *detail, int retry_s);
 
+/* Fill resp with the 403 of a Host that is not this loopback server. */
+void api_problem_host(struct api_resp *resp);
+
 /* Fill resp with a 400/501 problem about the request's HTTP framing. */
 void api_framing_problem(struct api_resp *resp, int status,
     const char *detail);

@@ -340,6 +340,47 @@ check_framing(struct req *r, struct MHD_Connection *c, const char *method,
 	return MHD_YES;
 }
 
+/*
+ * Is host (a Host header: name or address, then an optional :port) this
+ * machine's loopback?  With --auth none a browser on this machine could
+ * otherwise be pointed at the daemon through a name an attacker controls
+ * (DNS rebinding) and read every check as the same origin.
+ */
+static bool
+loopback_host(const char *host)
+{
+	char name[256];
+	const char *end;
+	size_t n;
+
+	if (host[0] == '[') {
+		end = strchr(host, ']');
+		if (end == NULL)
+			return false;
+		n = (size_t)(end - host - 1);
+		if (n >= sizeof(name))
+			return false;
+		memcpy(name, host + 1, n);
+		name[n] = '\0';
+		end++;
+	} else {
+		end = strchr(host, ':');
+		n = end != NULL ? (size_t)(end - host) : strlen(host);
+		if (n >= sizeof(name))
+			return false;
+		memcpy(name, host, n);
+		name[n] = '\0';
+		end = host + n;
+	}
+	if (*end != '\0' && (*end != ':' || strspn(end + 1, "0123456789") !=
+	    strlen(end + 1) || end[1] == '\0'))
+		return false;
+	if (strcasecmp(name, "localhost") == 0 || strcmp(name, "::1") == 0)
+		return true;
+	return strncmp(name, "127.", 4) == 0 && strspn(name, "0123456789.") ==
+	    strlen(name);
+}
+
 /* First call: headers are in, no body yet.  Route once, then decide. */
 static enum MHD_Result
 on_headers(struct req *r, struct MHD_Connection *c, const char *method,
@@ -357,6 +398,18 @@ on_headers(struct req *r, struct MHD_Connection *c, const char *method,
 	set_request_id(r, c);
 	if (check_framing(r, c, method, version) != MHD_YES || r->answered)
 		return MHD_YES;
+	if (s->cfg.loopback_only) {
+		const char *host = MHD_lookup_connection_value(c,
+		    MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+
+		if (host != NULL && !loopback_host(host)) {
+			memset(&ar, 0, sizeof(ar));
+			api_problem_host(&ar);
+			r->too_large = true;
+			r->close = true;
+			return respond(r, c, method, &ar);
+		}
+	}
 	qm = strchr(r->uri, '?');
 	r->query = "";
 	if (qm != NULL) {

@@ -7,6 +7,7 @@
 #ifndef SERVER_HTTP_H
 #define SERVER_HTTP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -40,6 +41,9 @@ struct http_config {
 	unsigned threads;	/* request threads (libmicrohttpd pool) */
 	unsigned per_address;	/* connections per client address; 0: no
 				   limit */
+	bool loopback_only;	/* --auth none on loopback: refuse a Host
+				   that is not a loopback name (DNS
+				   rebinding) */
 	struct auth *auth;	/* who is calling; borrowed */
 	struct quota *quota;	/* per-team write quotas, or NULL; borrowed */
 	const char *tls_cert;	/* PEM text, or NULL for plain HTTP */

@@ -945,6 +945,7 @@ serve_main(int argc, char **argv)
 	hc.body_memory = o.body_memory;
 	hc.conn_limit = o.conn_limit;
 	hc.per_address = o.per_address;
+	hc.loopback_only = strcmp(o.auth, "none") == 0 && is_loopback(o.host);
 	hc.quota = quota;
 	hc.conn_timeout = o.conn_timeout;
 	hc.conn_memory = 64 * 1024;

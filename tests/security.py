@@ -108,7 +108,8 @@ class Server:
             h["Authorization"] = "Bearer " + token
         if isinstance(body, str):
             body = body.encode()
-        c.putrequest(method, path, skip_accept_encoding=True)
+        c.putrequest(method, path, skip_accept_encoding=True,
+                     skip_host="Host" in h)
         for k, v in h.items():
             c.putheader(k, v)
         if body is not None:
@@ -421,6 +422,20 @@ def test_body_memory(d):
     st, _, _ = post(s, tok, query="dry_run=true")
     check("once they go, bodies are taken again", st == 200, st)
     s.stop()
+
+
+def test_dns_rebinding(d):
+    s = Server(d, db="rb.db")   # --auth none on loopback
+    codes = {}
+    for host in ("localhost", "127.0.0.1:%d" % s.port, "[::1]",
+                 "evil.example.com", "localhost.evil.example",
+                 "127.0.0.1.nip.io"):
+        codes[host] = s.request("GET", "/v1/checks",
+                                headers={"Host": host})[0]
+    s.stop()
+    check("--auth none on loopback answers only to loopback Host names "
+          "(DNS rebinding)", [codes[h] for h in codes] ==
+          [200, 200, 200, 403, 403, 403], codes)
 
 
 def fill_big_team(db, nchecks, per_check):
@@ -795,6 +810,7 @@ def test_small_leaks(d):
 def main():
     d = tempfile.mkdtemp(prefix="preflight-security-")
     cases = [test_routes, test_growth, test_per_address, test_body_memory,
+             test_dns_rebinding,
              test_stats_isolation,
              test_quota, test_idempotency_race, test_corruption,
              test_failure_limiter, test_ci_replay, test_tls, test_framing,
