@@ -347,11 +347,11 @@ check_framing(struct req *r, struct MHD_Connection *c, const char *method,
  * (DNS rebinding) and read every check as the same origin.
  */
 static bool
-loopback_host(const char *host)
+loopback_host(const struct http_config *cfg, const char *host)
 {
 	char name[256];
 	const char *end;
-	size_t n;
+	size_t n, i;
 
 	if (host[0] == '[') {
 		end = strchr(host, ']');
@@ -377,6 +377,9 @@ loopback_host(const char *host)
 		return false;
 	if (strcasecmp(name, "localhost") == 0 || strcmp(name, "::1") == 0)
 		return true;
+	for (i = 0; i < cfg->nallowed_hosts; i++)
+		if (strcasecmp(name, cfg->allowed_hosts[i]) == 0)
+			return true;
 	return strncmp(name, "127.", 4) == 0 && strspn(name, "0123456789.") ==
 	    strlen(name);
 }
@@ -402,7 +405,7 @@ on_headers(struct req *r, struct MHD_Connection *c, const char *method,
 		const char *host = MHD_lookup_connection_value(c,
 		    MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
 
-		if (host != NULL && !loopback_host(host)) {
+		if (host != NULL && !loopback_host(&s->cfg, host)) {
 			memset(&ar, 0, sizeof(ar));
 			api_problem_host(&ar);
 			r->too_large = true;

@@ -43,7 +43,9 @@ struct http_config {
 				   limit */
 	bool loopback_only;	/* --auth none on loopback: refuse a Host
 				   that is not a loopback name (DNS
-				   rebinding) */
+				   rebinding) ... */
+	const char *const *allowed_hosts;	/* ... or one of these */
+	size_t nallowed_hosts;
 	struct auth *auth;	/* who is calling; borrowed */
 	struct quota *quota;	/* per-team write quotas, or NULL; borrowed */
 	const char *tls_cert;	/* PEM text, or NULL for plain HTTP */

@@ -52,6 +52,8 @@ struct serve_opts {
 	const char *log_path;
 	const char *cors[16];
 	size_t ncors;
+	const char *hosts[16];	/* --allowed-host: more Host names */
+	size_t nhosts;
 	unsigned conn_limit;
 	unsigned per_address;	/* connections per client address */
 	unsigned conn_timeout;
@@ -315,6 +317,11 @@ serve_usage(FILE *out)
 "normal)\n"
 "  --cors-origin ORIGIN        allow a browser origin (repeatable; default"
 " none)\n"
+"  --allowed-host NAME         with --auth none on loopback, a Host name "
+"besides\n"
+"                              localhost and 127.0.0.1 to answer (a proxy's;"
+"\n"
+"                              repeatable)\n"
 "  --log FILE                  JSON log lines (default stderr; reopened "
 "on SIGHUP)\n"
 "  --max-connections N         open connections (default 1000)\n"
@@ -362,7 +369,8 @@ enum {
 	OPT_TIMEOUT, OPT_INSECURE, OPT_POLICY, OPT_THREADS, OPT_METRICS_TOKEN,
 	OPT_CI_SECRET_FILE, OPT_CI_TEAM, OPT_TLS_CERT, OPT_TLS_KEY,
 	OPT_HF_CACHE, OPT_PER_ADDRESS, OPT_METRICS_TOKEN_FILE, OPT_QUOTA_CPM,
-	OPT_QUOTA_BPD, OPT_QUERY_MS, OPT_QUICK_CHECK, OPT_BODY_MEM
+	OPT_QUOTA_BPD, OPT_QUERY_MS, OPT_QUICK_CHECK, OPT_BODY_MEM,
+	OPT_ALLOWED_HOST
 };
 
 /* Apply one option; errors are counted and printed, not fatal here. */
@@ -432,6 +440,16 @@ apply(struct serve_opts *o, int opt, const char *v, const char *src)
 		}
 		fprintf(stderr, "preflight serve: %s: '%s' is not an origin "
 		    "like https://form.example.com (at most 16)\n", src, v);
+		return -1;
+	case OPT_ALLOWED_HOST:
+		if (o->nhosts < sizeof(o->hosts) / sizeof(o->hosts[0]) &&
+		    strlen(v) > 0 && strlen(v) < 256 &&
+		    strcspn(v, " /\t") == strlen(v)) {
+			o->hosts[o->nhosts++] = v;
+			return 0;
+		}
+		fprintf(stderr, "preflight serve: %s: '%s' is not a host name "
+		    "(at most 16)\n", src, v);
 		return -1;
 	case OPT_LOG:
 		o->log_path = v;
@@ -567,6 +585,7 @@ static const struct option serve_longopts[] = {
 	{ "retain-days", required_argument, NULL, OPT_RETAIN },
 	{ "durability", required_argument, NULL, OPT_DURABILITY },
 	{ "cors-origin", required_argument, NULL, OPT_CORS },
+	{ "allowed-host", required_argument, NULL, OPT_ALLOWED_HOST },
 	{ "log", required_argument, NULL, OPT_LOG },
 	{ "max-connections", required_argument, NULL, OPT_MAXCONN },
 	{ "connection-timeout", required_argument, NULL, OPT_TIMEOUT },
@@ -612,7 +631,7 @@ apply_env(struct serve_opts *o)
 		v = getenv(var);
 		if (v == NULL || *v == '\0')
 			continue;
-		if (lo->val == OPT_CORS) {
+		if (lo->val == OPT_CORS || lo->val == OPT_ALLOWED_HOST) {
 			/* A comma-separated list. */
 			char *copy = strdup(v), *save = NULL, *tok;
 
@@ -620,7 +639,7 @@ apply_env(struct serve_opts *o)
 				return -1;
 			for (tok = strtok_r(copy, ",", &save); tok != NULL;
 			    tok = strtok_r(NULL, ",", &save))
-				bad |= apply(o, OPT_CORS, strdup(tok), var);
+				bad |= apply(o, lo->val, strdup(tok), var);
 			free(copy);
 			continue;
 		}
@@ -946,6 +965,8 @@ serve_main(int argc, char **argv)
 	hc.conn_limit = o.conn_limit;
 	hc.per_address = o.per_address;
 	hc.loopback_only = strcmp(o.auth, "none") == 0 && is_loopback(o.host);
+	hc.allowed_hosts = o.hosts;
+	hc.nallowed_hosts = o.nhosts;
 	hc.quota = quota;
 	hc.conn_timeout = o.conn_timeout;
 	hc.conn_memory = 64 * 1024;

@@ -82,7 +82,7 @@ def post_head(s, framing, query=b""):
     """A raw connection that has sent the head of a YAML POST /v1/checks
     whose body is framed by the header line framing."""
     k = s.raw()
-    k.sendall(b"POST /v1/checks%s HTTP/1.1\r\nHost: x\r\n"
+    k.sendall(b"POST /v1/checks%s HTTP/1.1\r\nHost: localhost\r\n"
               b"Content-Type: application/yaml\r\n%s\r\n\r\n"
               % (query, framing))
     return k
@@ -112,7 +112,7 @@ def slowloris(s):
     for i in range(500):
         try:
             k = s.raw(source="127.0.0.%d" % (2 + i % 10))
-            k.sendall(b"POST /v1/checks HTTP/1.1\r\nHost: x\r\n")
+            k.sendall(b"POST /v1/checks HTTP/1.1\r\nHost: localhost\r\n")
             socks.append(k)
         except OSError:
             pass
@@ -208,7 +208,7 @@ def chunked_over(s):
 
 def many_headers(s):
     k = s.raw()
-    head = b"GET /healthz HTTP/1.1\r\nHost: x\r\n" + b"".join(
+    head = b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n" + b"".join(
         b"X-H%d: %s\r\n" % (i, b"v" * 20) for i in range(5000)) + b"\r\n"
     try:
         k.sendall(head)
@@ -225,11 +225,11 @@ def invalid_http(s):
     cases = [b"GARBAGE\r\n\r\n", b"GET / HTTP/9.9\r\n\r\n",
              b"\x00\x01\x02\xff\xfe\r\n\r\n",
              b"GET /healthz HTTP/1.1\r\nno colon here\r\n\r\n",
-             b"POST /v1/checks HTTP/1.1\r\nHost: x\r\n"
+             b"POST /v1/checks HTTP/1.1\r\nHost: localhost\r\n"
              b"Content-Length: -5\r\n\r\n",
-             b"POST /v1/checks HTTP/1.1\r\nHost: x\r\n"
+             b"POST /v1/checks HTTP/1.1\r\nHost: localhost\r\n"
              b"Content-Length: 5\r\nContent-Length: 7\r\n\r\nabcde",
-             b"GET /" + b"a" * 100000 + b" HTTP/1.1\r\nHost: x\r\n\r\n"]
+             b"GET /" + b"a" * 100000 + b" HTTP/1.1\r\nHost: localhost\r\n\r\n"]
     # (An HTTP/1.1 request without Host is served: libmicrohttpd's
     # tolerant default, which its manual recommends in production.)
     bad = []
@@ -252,7 +252,7 @@ def invalid_http(s):
 def never_reads(s):
     k = s.raw()
     k.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-    req = b"GET /v1/catalog/models HTTP/1.1\r\nHost: x\r\n\r\n"
+    req = b"GET /v1/catalog/models HTTP/1.1\r\nHost: localhost\r\n\r\n"
     sent = 0
     k.settimeout(3)
     try:

@@ -213,7 +213,7 @@ def main():
 
         # Chunked body over the limit.
         c = socket.create_connection(("127.0.0.1", s.port), timeout=10)
-        c.sendall(b"POST /v1/checks HTTP/1.1\r\nHost: x\r\n"
+        c.sendall(b"POST /v1/checks HTTP/1.1\r\nHost: localhost\r\n"
                   b"Content-Type: application/yaml\r\n"
                   b"Transfer-Encoding: chunked\r\n\r\n")
         chunk = b"y" * 8192
@@ -261,7 +261,7 @@ def main():
     try:
         body = ok_yaml.encode()
         c = socket.create_connection(("127.0.0.1", s.port), timeout=15)
-        c.sendall(b"POST /v1/checks?name=drain HTTP/1.1\r\nHost: x\r\n"
+        c.sendall(b"POST /v1/checks?name=drain HTTP/1.1\r\nHost: localhost\r\n"
                   b"Content-Type: application/yaml\r\n"
                   b"Content-Length: %d\r\n\r\n" % len(body) + body[:100])
         time.sleep(0.3)

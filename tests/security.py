@@ -336,7 +336,7 @@ def test_per_address(d):
     for _ in range(300):
         try:
             k = s.raw(source="127.0.0.2")
-            k.sendall(b"POST /v1/checks HTTP/1.1\r\nHost: x\r\n")
+            k.sendall(b"POST /v1/checks HTTP/1.1\r\nHost: localhost\r\n")
             socks.append(k)
         except OSError:
             refused += 1
@@ -382,7 +382,7 @@ def test_slow_readers(d):
     time.sleep(0.5)
     before = rss_kib(s.proc.pid)
     socks = []
-    req = (b"GET /v1/checks?limit=5 HTTP/1.1\r\nHost: x\r\n"
+    req = (b"GET /v1/checks?limit=5 HTTP/1.1\r\nHost: localhost\r\n"
            b"Authorization: Bearer " + tok.encode() + b"\r\n\r\n") * 8
     for i in range(100):
         k = s.raw(source="127.0.0.%d" % (10 + i % 50))
@@ -407,7 +407,7 @@ def test_body_memory(d):
     held = []
     for i in range(3):
         k = s.raw(source="127.0.0.%d" % (20 + i))
-        k.sendall(b"POST /v1/checks?dry_run=true HTTP/1.1\r\nHost: x\r\n"
+        k.sendall(b"POST /v1/checks?dry_run=true HTTP/1.1\r\nHost: localhost\r\n"
                   b"Authorization: Bearer " + tok.encode() + b"\r\n"
                   b"Content-Type: application/yaml\r\n"
                   b"Content-Length: 1048000\r\n\r\n" + b"a: 1\n" * 180000)
@@ -436,6 +436,14 @@ def test_dns_rebinding(d):
     check("--auth none on loopback answers only to loopback Host names "
           "(DNS rebinding)", [codes[h] for h in codes] ==
           [200, 200, 200, 403, 403, 403], codes)
+    s = Server(d, "--allowed-host", "preflight.internal", db="rb2.db")
+    st, _, _ = s.request("GET", "/v1/checks",
+                         headers={"Host": "preflight.internal:443"})
+    st2, _, _ = s.request("GET", "/v1/checks",
+                          headers={"Host": "evil.example.com"})
+    s.stop()
+    check("--allowed-host adds a proxy's name, and only it", st == 200 and
+          st2 == 403, (st, st2))
 
 
 def fill_big_team(db, nchecks, per_check):
@@ -735,7 +743,7 @@ def test_framing(d):
     tok = token(s.db, "red").encode()
     k = s.raw()
     t0 = time.time()
-    k.sendall(b"POST /v1/checks?dry_run=true HTTP/1.1\r\nHost: x\r\n"
+    k.sendall(b"POST /v1/checks?dry_run=true HTTP/1.1\r\nHost: localhost\r\n"
               b"Authorization: Bearer " + tok + b"\r\n"
               b"Content-Type: application/yaml\r\nContent-Length: 5\r\n"
               b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
@@ -745,7 +753,7 @@ def test_framing(d):
     k.close()
     k = s.raw()
     t0 = time.time()
-    k.sendall(b"POST /v1/checks?dry_run=true HTTP/1.1\r\nHost: x\r\n"
+    k.sendall(b"POST /v1/checks?dry_run=true HTTP/1.1\r\nHost: localhost\r\n"
               b"Authorization: Bearer " + tok + b"\r\n"
               b"Content-Type: application/yaml\r\n"
               b"Transfer-Encoding: gzip\r\n\r\nabc")

@@ -85,7 +85,7 @@ def steady(port, body, rate, seconds, pid):
             try:
                 if s is None:
                     s = socket.create_connection(("127.0.0.1", port), 5)
-                req = ("POST /v1/checks HTTP/1.1\r\nHost: x\r\n"
+                req = ("POST /v1/checks HTTP/1.1\r\nHost: localhost\r\n"
                        "Content-Type: application/yaml\r\n"
                        "Content-Length: %d\r\n\r\n" % len(body)).encode()
                 s.sendall(req + body)
