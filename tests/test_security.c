@@ -164,7 +164,13 @@ spy_info(void *self, struct store_info *out)
 }
 
 static const struct store_ops spy_ops = {
-	spy_put, spy_get, spy_idem, spy_list, spy_stats, spy_ready, spy_info
+	.put_check = spy_put,
+	.get_check = spy_get,
+	.get_by_idem = spy_idem,
+	.list_checks = spy_list,
+	.rule_stats = spy_stats,
+	.ready = spy_ready,
+	.info = spy_info,
 };
 
 struct env {

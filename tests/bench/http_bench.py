@@ -131,7 +131,10 @@ def main():
         f.write(LUA)
     log = open(os.path.join(tmp, "log"), "w+")
     proc, port = serve(binary, os.path.join(tmp, "bench.db"), log,
-                       ["--max-connections", "2048"])
+                       ["--max-connections", "2048",
+                        "--max-connections-per-address", "2048",
+                        "--quota-checks-per-minute", "0",
+                        "--quota-bytes-per-day", "0"])
     try:
         time.sleep(0.3)
         idle = rss_kib(proc.pid)
