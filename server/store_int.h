@@ -19,6 +19,7 @@
 
 #define LIST_VARIANTS 64	/* 2^6 optional filters of list_checks */
 #define READERS 4		/* read connections (WAL: concurrent readers) */
+#define STORE_PAGE_SIZE "1024"	/* bytes per page of a new database */
 
 /* A read connection and its statements; one request at a time holds it
    (reader_get / reader_put). */
@@ -113,6 +114,8 @@ struct store_sqlite {
 	struct store_write *wtail;
 	struct job *jhead;	/* other writes, in order */
 	struct job *jtail;
+	int expected;		/* checks being computed that will be queued
+				   (store_ops.expect) */
 	bool stop;
 	long long write_errors;	/* failed writes since start */
 	pthread_t writer_thread;
@@ -121,7 +124,9 @@ struct store_sqlite {
 	pthread_mutex_t cmu;	/* the checkpointer's fields */
 	pthread_cond_t ccv;	/* work for the checkpointer */
 	bool ckpt_due;		/* the WAL grew by CKPT_STEP frames */
-	bool ckpt_cap;		/* the WAL passed CKPT_CAP frames */
+	bool ckpt_cap;		/* ... and is past CKPT_CAP: copy it down
+				   to a small rest, then set restart_ready */
+	atomic_bool restart_ready;	/* the writer may restart the WAL */
 	bool ckpt_stop;
 	sqlite3 *ckpt_db;	/* the checkpointer's connection */
 	pthread_t ckpt_thread;
@@ -130,8 +135,9 @@ struct store_sqlite {
 	atomic_llong committed;	/* checks committed */
 	atomic_llong commits;	/* transactions that committed checks */
 	atomic_llong checkpoints;	/* checkpoint passes that copied */
-	atomic_llong restarts;	/* checkpoints past the cap */
+	atomic_llong restarts;	/* WAL restarts past the cap (writer) */
 	int version;		/* schema version applied */
+	int page_size;		/* bytes per page of this database */
 };
 
 /* ---- store_sqlite.c ---------------------------------------------------- */
@@ -176,10 +182,11 @@ void store_writer_stop(struct store_sqlite *s);
 /* Queue j and wait until the writer ran it; j->rv. */
 int store_job_run(struct store_sqlite *s, struct job *j);
 
-/* store_ops.put_check and put_check_async. */
+/* store_ops.put_check, put_check_async and expect. */
 int store_put_check(void *self, const struct store_check *c,
     struct err *e);
 int store_put_check_async(void *self, struct store_write *w);
+void store_expect(void *self, int n);
 
 /* ---- store_vfs.c ------------------------------------------------------- */
 

@@ -277,6 +277,24 @@ migrate(struct store_sqlite *s, struct err *e)
 	return rv;
 }
 
+/* The database's page size in bytes. */
+static int
+page_size(sqlite3 *db, int *out, struct err *e)
+{
+	sqlite3_stmt *st = NULL;
+	int rv = 0;
+
+	if (sqlite3_prepare_v2(db, "PRAGMA page_size", -1, &st, NULL) !=
+	    SQLITE_OK || sqlite3_step(st) != SQLITE_ROW)
+		rv = store_db_fail(NULL, db, e, "page_size");
+	else
+		*out = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	if (rv == 0 && *out < 512)
+		*out = 4096;
+	return rv;
+}
+
 static int
 open_conn(sqlite3 **db, const char *path, struct err *e)
 {
@@ -469,6 +487,12 @@ store_sqlite_open(struct store_sqlite **out, const char *path,
 		close(fd);
 	}
 	rv = open_conn(&s->w.db, path, e);
+	/* A new file gets 1 KiB pages: a commit rewrites about ten index
+	   pages whatever it holds, and smaller pages write fewer bytes for
+	   that (issue #16).  An existing file keeps its pages (WAL mode
+	   cannot change them). */
+	if (rv == 0)
+		rv = exec(s->w.db, "PRAGMA page_size = " STORE_PAGE_SIZE, e);
 	if (rv == 0)
 		rv = exec(s->w.db, "PRAGMA foreign_keys = ON", e);
 	if (rv == 0 && !s->shared)
@@ -492,6 +516,8 @@ store_sqlite_open(struct store_sqlite **out, const char *path,
 	}
 	if (rv == 0)
 		rv = migrate(s, e);
+	if (rv == 0)
+		rv = page_size(s->w.db, &s->page_size, e);
 	if (rv == 0)
 		rv = store_writer_prepare(s, e);
 	if (rv != 0)
@@ -1399,6 +1425,7 @@ store_sqlite_read(struct store_sqlite *s,
 static const struct store_ops sqlite_ops = {
 	.put_check = store_put_check,
 	.put_check_async = store_put_check_async,
+	.expect = store_expect,
 	.get_check = get_check,
 	.get_by_idem = get_by_idem,
 	.list_checks = list_checks,

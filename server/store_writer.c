@@ -7,20 +7,27 @@
  * queued (up to BATCH_MAX checks), validates it, inserts it in one
  * transaction without savepoints, and after COMMIT returned calls each
  * job's done() once (the HTTP layer resumes exactly that connection).
+ * While checks announced by expect(+1) are still being computed, the
+ * writer holds the commit back for at most LINGER_US so they share it:
+ * a commit rewrites the same index pages whether it holds one check or
+ * ten, so fewer, larger commits write fewer bytes per check.
  * If a statement fails, the transaction is rolled back and the batch run
- * again without the failing check, which is then tried alone, so one bad
- * check never sinks the others and every answer is its own.  A COMMIT
- * that fails fails the whole batch: nothing in it was committed.
+ * again without the failing check, which is answered alone with its own
+ * error: one bad check never sinks the others.  A COMMIT that fails
+ * fails the whole batch: nothing in it was committed.
  *
  * The checkpointer copies the WAL into the database on its own
  * connection, PASSIVE (never blocking the writer or readers), when the
  * WAL grew by CKPT_STEP frames since it was last woken or every
  * CKPT_SECONDS; so a page that many commits touch is copied once per
- * pass, not once per commit.  Past CKPT_CAP frames (the WAL only starts
- * over after a complete checkpoint, which steady load never leaves
- * time for) it runs PASSIVE and then RESTART, which holds the write lock
- * only for the frames written meanwhile and waits for busy readers at
- * most CKPT_WAIT_MS.
+ * pass, not once per commit.  The WAL only starts over after a complete
+ * checkpoint, which steady load never leaves time for.  So past CKPT_CAP
+ * frames the checkpointer runs passes until one copies fewer than
+ * CKPT_REST frames, and then the writer, between two batches, runs a
+ * RESTART checkpoint: it copies only that rest (holding the write lock
+ * itself, so nothing sleeps in a busy handler) and waits at most
+ * CKPT_WAIT_MS for readers.  That is the one time the writer waits, once
+ * per CKPT_CAP frames, for a few milliseconds.
  */
 #include "server/store_int.h"
 
@@ -33,10 +40,14 @@
 #include "server/log.h"
 
 #define BATCH_MAX 256		/* checks committed together, at most */
-#define CKPT_STEP 4000		/* WAL frames (~16 MiB) between passes */
+#define LINGER_US 500		/* how long a commit waits for expected
+				   checks */
+#define CKPT_STEP (16 << 20)	/* bytes of WAL growth between passes */
 #define CKPT_SECONDS 2		/* a pass at least this often, if needed */
-#define CKPT_CAP 16000		/* WAL frames (~64 MiB) that restart it */
-#define CKPT_WAIT_MS 200	/* how long a restart waits for readers */
+#define CKPT_CAP (64 << 20)	/* bytes of WAL that restart it */
+#define CKPT_REST (256 << 10)	/* bytes a pass may leave for the restart */
+#define CKPT_PASSES 8		/* passes to get there, at most */
+#define CKPT_WAIT_MS 2		/* how long a restart waits for readers */
 
 /* Step a prepared statement that returns no rows; 0 or the SQLite code. */
 static int
@@ -386,42 +397,26 @@ unlink_write(struct store_write **list, struct store_write *w)
 }
 
 /*
- * Commit list (its checks valid): all together, then without each check
- * whose statement failed; each of those alone at the end.  Every rv is
- * set on return; the order of the list is kept.
+ * Commit list (its checks valid): all together; when a check's statement
+ * fails, the transaction is rolled back and run again without it, and it
+ * is answered alone with its own error (a neighbour's failure is never
+ * anyone else's).  Every rv is set on return.
  */
 static void
 run_batch(struct store_sqlite *s, struct store_write *list)
 {
-	struct store_write *rest = list, *alone = NULL, **atail = &alone;
-	struct store_write *bad, *w;
-	int rv;
+	struct store_write *rest = list, *bad, *w;
 
 	while (rest != NULL) {
-		rv = try_batch(s, rest, &bad);
-		if (rv == 0) {
+		if (try_batch(s, rest, &bad) == 0) {
 			atomic_fetch_add(&s->commits, 1);
 			for (w = rest; w != NULL; w = w->next)
 				atomic_fetch_add(&s->committed, 1);
-			break;
+			return;
 		}
 		if (bad == NULL)
-			break;		/* BEGIN or COMMIT: all failed */
+			return;		/* BEGIN or COMMIT: all failed */
 		unlink_write(&rest, bad);
-		*atail = bad;
-		atail = &bad->next;
-	}
-	/* Alone: a check whose statement failed beside others gets its own
-	   answer, not a neighbour's. */
-	for (w = alone; w != NULL; w = w->next) {
-		struct store_write *next = w->next;
-
-		w->next = NULL;
-		if (try_batch(s, w, &bad) == 0) {
-			atomic_fetch_add(&s->commits, 1);
-			atomic_fetch_add(&s->committed, 1);
-		}
-		w->next = next;
 	}
 }
 
@@ -453,29 +448,39 @@ run_job(struct store_sqlite *s, struct job *j)
 		run(s->w.rollback);	/* a call that left one open */
 }
 
-/* Wake the checkpointer when the WAL grew by CKPT_STEP frames since it
-   was last woken, or passed the cap (writer thread, after a commit). */
+/*
+ * After a commit (writer thread): wake the checkpointer when the WAL grew
+ * by CKPT_STEP frames since it was last woken, asking it to prepare a
+ * restart past CKPT_CAP; restart once it is ready (see the top).
+ */
 static void
 maybe_checkpoint(struct store_sqlite *s)
 {
 	struct writer *w = &s->w;
-	bool due = false, cap = false;
+	int rc;
 
 	if (s->shared)
 		return;
+	if (atomic_exchange(&s->restart_ready, false)) {
+		sqlite3_busy_timeout(w->db, CKPT_WAIT_MS);
+		rc = sqlite3_wal_checkpoint_v2(w->db, NULL,
+		    SQLITE_CHECKPOINT_RESTART, NULL, NULL);
+		sqlite3_busy_timeout(w->db, 5000);
+		if (rc == SQLITE_OK)
+			atomic_fetch_add(&s->restarts, 1);
+		else if ((rc & 0xff) != SQLITE_BUSY)
+			log_msg("warn", "store: restarting the WAL past %d "
+			    "MiB failed (sqlite code %d)", CKPT_CAP >> 20, rc);
+		return;
+	}
 	if (w->wal_frames < w->ckpt_mark)
 		w->ckpt_mark = 0;	/* the WAL started over */
-	if (w->wal_frames - w->ckpt_mark >= CKPT_STEP) {
-		w->ckpt_mark = w->wal_frames;
-		due = true;
-	}
-	if (w->wal_frames >= CKPT_CAP)
-		cap = due = true;
-	if (!due)
+	if (w->wal_frames - w->ckpt_mark < CKPT_STEP / s->page_size)
 		return;
+	w->ckpt_mark = w->wal_frames;
 	pthread_mutex_lock(&s->cmu);
 	s->ckpt_due = true;
-	s->ckpt_cap = s->ckpt_cap || cap;
+	s->ckpt_cap = s->ckpt_cap || w->wal_frames >= CKPT_CAP / s->page_size;
 	pthread_cond_signal(&s->ccv);
 	pthread_mutex_unlock(&s->cmu);
 }
@@ -490,6 +495,25 @@ wal_hook(void *arg, sqlite3 *db, const char *name, int frames)
 	(void)name;
 	s->w.wal_frames = frames;
 	return SQLITE_OK;
+}
+
+/* Hold the commit back (qmu held) until the checks being computed are
+   queued, LINGER_US at most. */
+static void
+linger(struct store_sqlite *s)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_nsec += LINGER_US * 1000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	while (s->expected > 0 && !s->stop)
+		if (pthread_cond_timedwait(&s->qcv, &s->qmu, &until) ==
+		    ETIMEDOUT)
+			break;
 }
 
 static void *
@@ -509,6 +533,8 @@ writer_loop(void *arg)
 			pthread_cond_wait(&s->qcv, &s->qmu);
 		if (s->whead == NULL && s->jhead == NULL)
 			break;	/* stopping, and nothing left to write */
+		if (s->whead != NULL && s->expected > 0 && !s->stop)
+			linger(s);
 		jobs = s->jhead;
 		s->jhead = s->jtail = NULL;
 		while (s->whead != NULL && n < BATCH_MAX) {
@@ -562,18 +588,36 @@ writer_loop(void *arg)
 
 /* ---- the checkpointer -------------------------------------------------- */
 
+/* One PASSIVE pass: how many frames it copied (0 on failure). */
+static int
+passive_pass(struct store_sqlite *s, int *last_log, int *last_done)
+{
+	int log = 0, done = 0, copied;
+
+	if (sqlite3_wal_checkpoint_v2(s->ckpt_db, NULL,
+	    SQLITE_CHECKPOINT_PASSIVE, &log, &done) != SQLITE_OK)
+		return 0;
+	/* done counts from the WAL's start, which may be new. */
+	copied = log < *last_log || done < *last_done ? done :
+	    done - *last_done;
+	*last_log = log;
+	*last_done = done;
+	if (copied > 0)
+		atomic_fetch_add(&s->checkpoints, 1);
+	return copied;
+}
+
 static void *
 checkpoint_loop(void *arg)
 {
 	struct store_sqlite *s = arg;
-
-	int last_log = -1, last_done = -1;
+	int last_log = 0, last_done = 0;
 
 	pthread_mutex_lock(&s->cmu);
 	while (!s->ckpt_stop) {
 		struct timespec until;
-		int log = 0, done = 0, rc;
 		bool cap;
+		int i, copied;
 
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_sec += CKPT_SECONDS;
@@ -587,25 +631,12 @@ checkpoint_loop(void *arg)
 		s->ckpt_due = s->ckpt_cap = false;
 		pthread_mutex_unlock(&s->cmu);
 		/* PASSIVE: never blocks the writer or a reader. */
-		rc = sqlite3_wal_checkpoint_v2(s->ckpt_db, NULL,
-		    SQLITE_CHECKPOINT_PASSIVE, &log, &done);
-		if (rc == SQLITE_OK && done > 0 && (done != last_done ||
-		    log != last_log))
-			atomic_fetch_add(&s->checkpoints, 1);
-		last_log = log;
-		last_done = done;
-		if (cap) {
-			/* The rest, holding the write lock only for the frames
-			   written since, so the WAL starts over. */
-			rc = sqlite3_wal_checkpoint_v2(s->ckpt_db, NULL,
-			    SQLITE_CHECKPOINT_RESTART, &log, &done);
-			if (rc == SQLITE_OK)
-				atomic_fetch_add(&s->restarts, 1);
-			else
-				log_msg("warn", "store: the WAL is past %d "
-				    "frames and could not start over (sqlite "
-				    "code %d); retrying", CKPT_CAP, rc);
-		}
+		copied = passive_pass(s, &last_log, &last_done);
+		for (i = 1; cap && copied >= CKPT_REST / s->page_size &&
+		    i < CKPT_PASSES; i++)
+			copied = passive_pass(s, &last_log, &last_done);
+		if (cap)
+			atomic_store(&s->restart_ready, true);
 		pthread_mutex_lock(&s->cmu);
 	}
 	pthread_mutex_unlock(&s->cmu);
@@ -630,9 +661,25 @@ store_put_check_async(void *self, struct store_write *w)
 	else
 		s->wtail->next = w;
 	s->wtail = w;
+	if (w->expected && s->expected > 0)
+		s->expected--;
 	pthread_cond_signal(&s->qcv);
 	pthread_mutex_unlock(&s->qmu);
 	return 0;
+}
+
+void
+store_expect(void *self, int n)
+{
+	struct store_sqlite *s = self;
+
+	pthread_mutex_lock(&s->qmu);
+	s->expected += n;
+	if (s->expected < 0)
+		s->expected = 0;
+	if (n < 0)
+		pthread_cond_signal(&s->qcv);	/* it lingers for nothing */
+	pthread_mutex_unlock(&s->qmu);
 }
 
 /* put_check: the queued write, waited for on its own condition. */
@@ -760,7 +807,6 @@ store_writer_start(struct store_sqlite *s, struct err *e)
 	s->writer_started = true;
 	if (s->shared)
 		return 0;
-	sqlite3_busy_timeout(s->ckpt_db, CKPT_WAIT_MS);
 	if (pthread_create(&s->ckpt_thread, NULL, checkpoint_loop, s) != 0)
 		return err_set(e, ERR_STORE, NULL,
 		    "cannot start the checkpointer");
