@@ -968,6 +968,10 @@ out:
 
 /* ---- rule statistics ------------------------------------------------- */
 
+#define STATS_TEAM_SQL "SELECT verdict, findings FROM checks WHERE " \
+	"team = ?2 AND id >= ?1"
+#define STATS_ALL_SQL "SELECT verdict, findings FROM checks WHERE id >= ?1"
+
 /* Findings of one rule in checks of one verdict. */
 struct tally {
 	long count;		/* findings */
@@ -1061,10 +1065,8 @@ rule_stats(void *self, struct store_rule_stat **out, size_t *n,
 	*n = 0;
 	rd = store_reader_get(s);
 	if (rd->stats[which] == NULL && store_prepare(rd->db,
-	    &rd->stats[which], which ?
-	    "SELECT verdict, findings FROM checks WHERE team = ?2 AND "
-	    "id >= ?1" :
-	    "SELECT verdict, findings FROM checks WHERE id >= ?1", e) != 0) {
+	    &rd->stats[which], which ? STATS_TEAM_SQL : STATS_ALL_SQL,
+	    e) != 0) {
 		store_reader_put(s, rd);
 		return ERR_STORE;
 	}
@@ -1397,6 +1399,88 @@ store_sqlite_token_find(struct store_sqlite *s, const char *sha256_hex,
 out:
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
+	store_reader_put(s, rd);
+	return rv;
+}
+
+/* EXPLAIN QUERY PLAN of st's SQL on db, into fn. */
+static int
+explain(sqlite3 *db, sqlite3_stmt *st,
+    void (*fn)(void *arg, const char *sql, const char *plan), void *arg,
+    struct err *e)
+{
+	const char *sql = sqlite3_sql(st);
+	char *q = sqlite3_mprintf("EXPLAIN QUERY PLAN %s", sql);
+	char *plan = sqlite3_mprintf("");
+	sqlite3_stmt *x = NULL;
+	int rc, rv = 0;
+
+	if (q == NULL || plan == NULL) {
+		rv = err_set(e, ERR_NOMEM, NULL, "out of memory");
+		goto out;
+	}
+	if (sqlite3_prepare_v2(db, q, -1, &x, NULL) != SQLITE_OK) {
+		rv = store_db_fail(NULL, db, e, "explain");
+		goto out;
+	}
+	while ((rc = sqlite3_step(x)) == SQLITE_ROW) {
+		char *more = sqlite3_mprintf("%s%s%s", plan, *plan != '\0' ?
+		    "; " : "", (const char *)sqlite3_column_text(x, 3));
+
+		sqlite3_free(plan);
+		plan = more;
+		if (plan == NULL) {
+			rv = err_set(e, ERR_NOMEM, NULL, "out of memory");
+			goto out;
+		}
+	}
+	if (rc != SQLITE_DONE)
+		rv = store_db_fail(NULL, db, e, "explain");
+	else
+		fn(arg, sql, plan);
+out:
+	sqlite3_finalize(x);
+	sqlite3_free(q);
+	sqlite3_free(plan);
+	return rv;
+}
+
+int
+store_sqlite_plans(struct store_sqlite *s,
+    void (*fn)(void *arg, const char *sql, const char *plan), void *arg,
+    struct err *e)
+{
+	struct reader *rd = store_reader_get(s);
+	sqlite3_stmt *d = NULL;
+	unsigned mask;
+	int rv = 0, i;
+
+	rd->deadline_ms = 0;
+	for (mask = 0; mask < LIST_VARIANTS && rv == 0; mask++) {
+		/* list_checks takes the rule_list one when F_RULE is set. */
+		sqlite3_stmt *st = (mask & F_RULE) ? rule_stmt(rd, mask, e) :
+		    list_stmt(rd, mask, e);
+
+		rv = st != NULL ? explain(rd->db, st, fn, arg, e) : ERR_STORE;
+	}
+	for (i = 0; i < 2 && rv == 0; i++)
+		if (rd->stats[i] == NULL)
+			rv = store_prepare(rd->db, &rd->stats[i], i ?
+			    STATS_TEAM_SQL : STATS_ALL_SQL, e);
+	if (rv == 0)
+		rv = sqlite3_prepare_v2(rd->db, store_diagnose_list_sql, -1,
+		    &d, NULL) == SQLITE_OK ? 0 : store_db_fail(NULL, rd->db, e,
+		    "prepare");
+	{
+		sqlite3_stmt *const all[] = { rd->stats[0], rd->stats[1],
+		    rd->get_check, rd->get_idem, rd->by_seq, rd->teams,
+		    rd->find_token, s->w.prune, d };
+
+		for (i = 0; i < (int)(sizeof(all) / sizeof(all[0])) &&
+		    rv == 0; i++)
+			rv = explain(rd->db, all[i], fn, arg, e);
+	}
+	sqlite3_finalize(d);
 	store_reader_put(s, rd);
 	return rv;
 }
