@@ -150,6 +150,8 @@ run-tests: $(B)/preflight $(TEST_BINS)
 	$(PYTHON) tests/auth_ci.py $(B)/preflight $(SHARED); \
 	echo "== tests/diagnose_http.py"; \
 	$(PYTHON) tests/diagnose_http.py $(B)/preflight $(SHARED); \
+	echo "== tests/store_migration.py"; \
+	$(PYTHON) tests/store_migration.py $(B)/preflight $(SHARED); \
 	echo "== tests/crash_recovery.py"; \
 	$(PYTHON) tests/crash_recovery.py $(B)/preflight $(SHARED) 5; \
 	echo "== tests/hostile_http.py"; \
