@@ -195,9 +195,9 @@ bench: bench-deps all
 	@echo "== time per check against config size"
 	@build/bench/core_bench --scale \
 	    $(SHARED)/corpus/axolotl/examples/llama-3/qlora-fsdp-70b.yaml
-	@echo "== HTTP: wrk against one server (issue #4 point 5, #6 items 3-4)"
+	@echo "== HTTP: dry run and stored checks back to back (issue #16), wrk"
 	@$(PYTHON) tests/bench/http_bench.py build/preflight \
-	    $(SHARED)/corpus/axolotl/examples/llama-3/qlora-fsdp-70b.yaml 5
+	    $(SHARED)/corpus/axolotl/examples/llama-3/qlora-fsdp-70b.yaml 3 4
 	@echo "== queries against stored rows (BENCH_ROWS=1000000 for 10^6)"
 	@$(PYTHON) tests/bench/store_scale.py build/preflight $(BENCH_ROWS)
 

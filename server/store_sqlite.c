@@ -503,8 +503,10 @@ store_sqlite_open(struct store_sqlite **out, const char *path,
 	/* The checkpointer thread checkpoints; the writer never does. */
 	if (rv == 0 && !s->shared)
 		rv = exec(s->w.db, "PRAGMA wal_autocheckpoint = 0", e);
+	/* The WAL file is reused up to the size at which the writer restarts
+	   it (CKPT_CAP), not truncated and grown again. */
 	if (rv == 0 && !s->shared)
-		rv = exec(s->w.db, "PRAGMA journal_size_limit = 67108864", e);
+		rv = exec(s->w.db, "PRAGMA journal_size_limit = 268435456", e);
 	if (rv == 0) {
 		struct err qe = { 0 };
 

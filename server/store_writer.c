@@ -18,16 +18,18 @@
  *
  * The checkpointer copies the WAL into the database on its own
  * connection, PASSIVE (never blocking the writer or readers), when the
- * WAL grew by CKPT_STEP frames since it was last woken or every
+ * WAL grew by CKPT_STEP bytes since it was last woken or every
  * CKPT_SECONDS; so a page that many commits touch is copied once per
- * pass, not once per commit.  The WAL only starts over after a complete
- * checkpoint, which steady load never leaves time for.  So past CKPT_CAP
- * frames the checkpointer runs passes until one copies fewer than
- * CKPT_REST frames, and then the writer, between two batches, runs a
- * RESTART checkpoint: it copies only that rest (holding the write lock
- * itself, so nothing sleeps in a busy handler) and waits at most
- * CKPT_WAIT_MS for readers.  That is the one time the writer waits, once
- * per CKPT_CAP frames, for a few milliseconds.
+ * pass, not once per commit (issue #16: waking it per commit once the WAL
+ * was large copied the same pages over and over, with two syncs each).
+ * The WAL only starts over after a complete checkpoint, which a pause in
+ * the load allows but steady load never does.  So past CKPT_CAP bytes the
+ * checkpointer runs passes until one copies less than CKPT_REST, and then
+ * the writer, between two batches, runs a RESTART checkpoint: it copies
+ * only that rest (holding the write lock itself, so nothing sleeps in a
+ * busy handler) and waits at most CKPT_WAIT_MS for readers.  That is the
+ * one time the writer waits -- for two syncs, tens of milliseconds on a
+ * busy disk -- once per CKPT_CAP bytes of WAL under sustained load.
  */
 #include "server/store_int.h"
 
@@ -44,7 +46,8 @@
 				   checks */
 #define CKPT_STEP (16 << 20)	/* bytes of WAL growth between passes */
 #define CKPT_SECONDS 2		/* a pass at least this often, if needed */
-#define CKPT_CAP (64 << 20)	/* bytes of WAL that restart it */
+#define CKPT_CAP (256 << 20)	/* bytes of WAL that restart it (the
+				   journal_size_limit of store_sqlite.c) */
 #define CKPT_REST (256 << 10)	/* bytes a pass may leave for the restart */
 #define CKPT_PASSES 8		/* passes to get there, at most */
 #define CKPT_WAIT_MS 2		/* how long a restart waits for readers */
