@@ -175,6 +175,11 @@ class Server:
             c[k] = c.get(k, 0) + m1.get(key, 0) - m0.get(key, 0)
         c["write_bytes"] = c.get("write_bytes", 0) + \
             io1["write_bytes"] - io0["write_bytes"]
+        if "preflight_db_checks_committed_total" not in m1:
+            # A binary before issue #16 (no store counters): the
+            # answered requests, and the process's bytes only.
+            c["checks_committed_total"] += r["requests"]
+            c["commits_total"] = 0
         return r
 
     def stop(self):
@@ -203,6 +208,11 @@ def cost_line(s, conns):
     n = c["checks_committed_total"]
     if n <= 0:
         return "%s: nothing committed" % s.name
+    if c["commits_total"] <= 0:
+        return ("%-8s %2d conns: %.1f KB written by the process per check, "
+                "database growth %.1f KB per check (no store counters)" % (
+                    s.name, conns, c["write_bytes"] / n / 1024,
+                    c["size_bytes"] / n / 1024))
     return ("%-8s %2d conns: %6.1f KB written per check (process: %.1f "
             "KB), %.3f fsyncs per check, %.1f checks per commit, database "
             "growth %.1f KB per check" % (
