@@ -62,8 +62,8 @@ struct writer {
 	char *fbuf;		/* the findings column being built */
 	size_t fcap;
 	int wal_frames;		/* WAL size after the last commit */
-	int ckpt_mark;		/* wal_frames when the checkpointer was last
-				   woken for growth */
+	int ckpt_mark;		/* wal_frames when the checkpointer was
+				   last woken for growth */
 };
 
 enum job_kind {
@@ -114,8 +114,8 @@ struct store_sqlite {
 	struct store_write *wtail;
 	struct job *jhead;	/* other writes, in order */
 	struct job *jtail;
-	int expected;		/* checks being computed that will be queued
-				   (store_ops.expect) */
+	int expected;		/* checks being computed that will be
+				   queued (store_ops.expect) */
 	bool stop;
 	long long write_errors;	/* failed writes since start */
 	pthread_t writer_thread;

@@ -147,8 +147,8 @@ store_id_seq(const char *id)
 		v = b32(id[i]);
 		if (v < 0)
 			return -1;
-		if (i < 10)
-			ms = ms << 5 | (unsigned)v;	/* 2 zero bits + 48 */
+		if (i < 10)	/* 2 zero bits, then 48 of the time */
+			ms = ms << 5 | (unsigned)v;
 		else if (i >= 23)
 			low = low << 5 | (unsigned)v;	/* the last 15 */
 	}

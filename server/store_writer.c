@@ -45,10 +45,10 @@
 #define LINGER_US 500		/* how long a commit waits for expected
 				   checks */
 #define CKPT_STEP (16 << 20)	/* bytes of WAL growth between passes */
-#define CKPT_SECONDS 2		/* a pass at least this often, if needed */
+#define CKPT_SECONDS 2		/* a pass at least this often, if due */
 #define CKPT_CAP (256 << 20)	/* bytes of WAL that restart it (the
 				   journal_size_limit of store_sqlite.c) */
-#define CKPT_REST (256 << 10)	/* bytes a pass may leave for the restart */
+#define CKPT_REST (256 << 10)	/* bytes a pass may leave the restart */
 #define CKPT_PASSES 8		/* passes to get there, at most */
 #define CKPT_WAIT_MS 2		/* how long a restart waits for readers */
 
@@ -312,7 +312,8 @@ insert_one(struct store_sqlite *s, const struct store_check *c,
 			continue;	/* info: not filtered by */
 		if (sqlite3_bind_text(r, 1, c->team, -1, SQLITE_STATIC) ||
 		    sqlite3_bind_int64(r, 2, ids[i]) ||
-		    sqlite3_bind_int64(r, 3, sqlite3_last_insert_rowid(w->db)) ||
+		    sqlite3_bind_int64(r, 3,
+		    sqlite3_last_insert_rowid(w->db)) ||
 		    (rc = run(r)) != 0) {
 			rv = store_db_fail(s, w->db, e, "insert rule entry");
 			goto out;
@@ -570,7 +571,7 @@ writer_loop(void *arg)
 		/* One wake per job, after COMMIT returned. */
 		pthread_mutex_lock(&s->qmu);
 		for (j = jobs; j != NULL; j = jn) {
-			jn = j->next;	/* j is gone once its caller wakes */
+			jn = j->next;	/* j goes once its caller wakes */
 			if (j->rv != 0)
 				s->write_errors++;
 			j->done = true;
@@ -681,7 +682,7 @@ store_expect(void *self, int n)
 	if (s->expected < 0)
 		s->expected = 0;
 	if (n < 0)
-		pthread_cond_signal(&s->qcv);	/* it lingers for nothing */
+		pthread_cond_signal(&s->qcv);	/* no need to linger */
 	pthread_mutex_unlock(&s->qmu);
 }
 
@@ -771,11 +772,12 @@ store_writer_prepare(struct store_sqlite *s, struct err *e)
 		    "INSERT INTO checks (seq, id, team, name, created_at, "
 		    "verdict, errors, warnings, infos, config_sha256, "
 		    "body_sha256, idem_key, findings, context, report, config) "
-		    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
-		    "?13, ?14, ?15, ?16)", e);
+		    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
+		    "?12, ?13, ?14, ?15, ?16)", e);
 	if (rv == 0)
 		rv = store_prepare(w->db, &w->ins_rule, "INSERT OR IGNORE "
-		    "INTO check_rules (team, rule, seq) VALUES (?1, ?2, ?3)", e);
+		    "INTO check_rules (team, rule, seq) VALUES (?1, ?2, ?3)",
+		    e);
 	if (rv == 0)
 		rv = store_prepare(w->db, &w->rule_get,
 		    "SELECT id FROM rules WHERE name = ?1", e);
