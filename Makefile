@@ -158,6 +158,8 @@ run-tests: $(B)/preflight $(TEST_BINS)
 	$(PYTHON) tests/auth_ci.py $(B)/preflight $(SHARED); \
 	echo "== tests/diagnose_http.py"; \
 	$(PYTHON) tests/diagnose_http.py $(B)/preflight $(SHARED); \
+	echo "== tests/store_migration.py"; \
+	$(PYTHON) tests/store_migration.py $(B)/preflight $(SHARED); \
 	echo "== tests/crash_recovery.py"; \
 	$(PYTHON) tests/crash_recovery.py $(B)/preflight $(SHARED) 5; \
 	echo "== tests/hostile_http.py"; \
@@ -204,9 +206,9 @@ bench: bench-deps all
 	@echo "== time per check against config size"
 	@build/bench/core_bench --scale \
 	    $(SHARED)/corpus/axolotl/examples/llama-3/qlora-fsdp-70b.yaml
-	@echo "== HTTP: wrk against one server (issue #4 point 5, #6 items 3-4)"
+	@echo "== HTTP: dry run and stored checks back to back (issue #16), wrk"
 	@$(PYTHON) tests/bench/http_bench.py build/preflight \
-	    $(SHARED)/corpus/axolotl/examples/llama-3/qlora-fsdp-70b.yaml 5
+	    $(SHARED)/corpus/axolotl/examples/llama-3/qlora-fsdp-70b.yaml 3 4
 	@echo "== queries against stored rows (BENCH_ROWS=1000000 for 10^6)"
 	@$(PYTHON) tests/bench/store_scale.py build/preflight $(BENCH_ROWS)
 
@@ -312,7 +314,8 @@ FUZZ_CC = clang -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -g -O1 \
 	  -I. -Ibuild/gen $(PKG_CFLAGS)
 FUZZ_RUN = -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048
 FUZZ_API_SRC = tests/fuzz/fuzz_api.c tests/fixture_api.c $(CORE_SRC) $(API_SRC) \
-	       server/store_sqlite.c server/store_diagnose.c server/log.c \
+	       server/store_sqlite.c server/store_writer.c server/store_vfs.c \
+	       server/store_diagnose.c server/log.c \
 	       build/gen/tables.c build/gen/migrations.c build/gen/ruledoc.c \
 	       build/gen/ui_assets.c
 fuzz-deps:

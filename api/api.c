@@ -547,16 +547,24 @@ api_new_id(char out[27], struct api_ctx *ctx, int64_t ms)
 	int i;
 
 	pthread_mutex_lock(&ctx->id_mu);
-	if (ms <= ctx->last_ms) {
+	/*
+	 * Within a millisecond the last 15 bits count up and never carry
+	 * into the bits above; when they are full the id moves on to the
+	 * next millisecond.  So (ms << 15 | last 15 bits) sorts like the
+	 * ids, and the SQLite store keys its rows by it (issue #16).
+	 */
+	if (ms <= ctx->last_ms && ((ctx->last_rand[8] & 0x7F) != 0x7F ||
+	    ctx->last_rand[9] != 0xFF)) {
 		ms = ctx->last_ms;
-		for (i = 9; i >= 0; i--)
-			if (++ctx->last_rand[i] != 0)
-				break;
+		if (++ctx->last_rand[9] == 0)
+			ctx->last_rand[8]++;
 	} else {
+		if (ms <= ctx->last_ms)
+			ms = ctx->last_ms + 1;
 		ctx->last_ms = ms;
 		ctx->random(ctx->env, ctx->last_rand,
 		    sizeof(ctx->last_rand));
-		ctx->last_rand[0] &= 0x7F;	/* room to count up */
+		ctx->last_rand[8] &= 0xBF;	/* 2^14 ids of room */
 	}
 	for (i = 0; i < 6; i++)
 		b[i] = (unsigned char)((uint64_t)ms >> (40 - 8 * i));
@@ -988,7 +996,7 @@ api_dispatch(struct api_ctx *ctx, const struct api_route *rt,
 	    req->arena, resp) != 0)
 		return;
 	hit->fn(ctx, req, &q, &m, resp);
-	if (resp->status == 0)
+	if (resp->status == 0 && resp->pending == NULL)
 		api_problem(resp, 500, "internal", "Internal Server Error",
 		    NULL, "the handler gave no answer");
 }

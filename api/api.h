@@ -49,7 +49,16 @@ struct api_req {
 	bool head;		/* HEAD: status and headers only, so a
 				   handler skips building a body */
 	struct arena *arena;	/* the request's arena */
+	/* Non-NULL: a handler may queue its write and return with
+	   resp->pending set instead of waiting for the commit; wake(
+	   wake_arg) then runs once, on the store's writer thread, when the
+	   write is done, and the caller finishes with api_finish().  NULL:
+	   handlers wait (the tests, and handlers calling handlers). */
+	void (*wake)(void *wake_arg);
+	void *wake_arg;
 };
+
+struct api_pending;
 
 struct api_resp {
 	int status;		/* HTTP status */
@@ -63,6 +72,10 @@ struct api_resp {
 	const char *verdict;	/* verdict of a check, for logs; or NULL */
 	const struct report *report;	/* the check's report (arena) */
 	size_t stored_bytes;	/* bytes a 201 stored (quota) */
+	/* A write queued for req->wake (status still 0): finish with
+	   api_finish() after the wake, or release with api_pending_free()
+	   when the request is dropped.  Request arena. */
+	struct api_pending *pending;
 };
 
 struct api_ctx {
@@ -147,6 +160,19 @@ int api_route(struct api_route *out, const char *method, const char *path,
  */
 void api_dispatch(struct api_ctx *ctx, const struct api_route *rt,
     const struct api_req *req, struct api_resp *resp);
+
+/*
+ * Finish a request whose handler returned with resp->pending, once
+ * req->wake ran: fills resp as api_dispatch() would have (the stored
+ * check's 201, the winner of an Idempotency-Key race, a 503).  req is
+ * the one given to api_dispatch(), still valid.
+ */
+void api_finish(struct api_ctx *ctx, const struct api_req *req,
+    struct api_resp *resp);
+
+/* Release what resp->pending holds, for a request dropped after its
+   wake without api_finish(); no-op when nothing is pending. */
+void api_pending_free(struct api_resp *resp);
 
 /* api_route() then api_dispatch(): for callers without a server. */
 void api_handle(struct api_ctx *ctx, const struct api_req *req,

@@ -549,11 +549,6 @@ enum out_format {
 };
 
 /*
- * Check s, store it for team and answer 201 (or 200 for a dry run or an
- * idempotent retry).  The body is the stored check, or the same report in
- * a CI format.
- */
-/*
  * The check stored earlier under req's Idempotency-Key for team: 200 with
  * it, 409 when the key came with a different request, 503 when the store
  * cannot say.  ERR_NOTFOUND (resp untouched) when there is none.
@@ -636,20 +631,143 @@ stored_json(const struct report *r, const struct store_check *c,
 	return jw_take(&w, NULL);
 }
 
+/*
+ * A stored check on its way to the store: what the write reads, and what
+ * the answer needs once it is committed.  In the request arena; it owns
+ * the malloc'd buffers and the submission until finish_check().
+ */
+struct api_pending {
+	struct store_write w;
+	struct store_check c;
+	struct store_finding *rows;	/* malloc'd */
+	char *text;		/* the stored JSON, malloc'd */
+	char *context_json;	/* malloc'd */
+	struct submission s;	/* owned: c.config may point into it */
+	struct report *r;	/* request arena */
+	const char *team;	/* the request's */
+	enum out_format fmt;
+	char fp[65];		/* the idempotency fingerprint */
+	void (*wake)(void *arg);	/* the server's, from api_req */
+	void *wake_arg;
+};
+
+static void
+pending_release(struct api_pending *p)
+{
+	free(p->text);
+	free(p->context_json);
+	free(p->rows);
+	p->text = p->context_json = NULL;
+	p->rows = NULL;
+	submission_fini(&p->s);
+}
+
+/* The store's done(): the write is committed or failed; wake the
+   server (writer thread, so nothing else). */
+static void
+pending_wake(struct store_write *w)
+{
+	struct api_pending *p = w->arg;
+
+	p->wake(p->wake_arg);
+}
+
+/*
+ * The answer to a check whose write is done: 201 with the stored check
+ * (or the same report in a CI format); on failure the winner of an
+ * Idempotency-Key race (200), else 503, which clients retry, never a 4xx
+ * they would not.
+ */
+static void
+finish_check(struct api_ctx *ctx, const struct api_req *req,
+    struct api_pending *p, struct api_resp *resp)
+{
+	struct err e = p->w.e;
+	json_t *j;
+	char *text = p->text;
+
+	p->text = NULL;
+	if (p->w.rv != 0) {
+		free(text);
+		if (req->idem_key != NULL && answer_prior(ctx, req, p->team,
+		    p->fp, resp) != ERR_NOTFOUND)
+			goto out;
+		if (e.code == ERR_OK)
+			e.code = (enum err_code)p->w.rv;
+		if (e.code != ERR_NOMEM)
+			e.code = ERR_STORE;
+		api_problem_err(resp, &e);
+		goto out;
+	}
+	resp->stored_bytes = strlen(text) + p->c.config_len;
+	api_header(resp, "Location", arena_printf(req->arena,
+	    "/v1/checks/%s", p->c.id));
+	if (p->fmt == OUT_JSON) {
+		api_json_text(resp, 201, text, strlen(text));
+		goto out;
+	}
+	free(text);
+	{
+		json_t *src = p->s.source;
+		const char *file = json_string_value(json_object_get(src,
+		    "path"));
+		struct format_input in = { p->r, file != NULL ? file :
+		    p->s.name };
+
+		if (p->fmt == OUT_SARIF)
+			j = formats_sarif(&in, 1, PREFLIGHT_VERSION);
+		else if (p->fmt == OUT_GITHUB)
+			j = formats_github(&in, 1);
+		else
+			j = formats_gitlab(&in, 1);
+		api_json(resp, 201, j);
+		if (p->fmt == OUT_SARIF && resp->status == 201)
+			resp->content_type = "application/sarif+json";
+	}
+out:
+	pending_release(p);
+}
+
+void
+api_finish(struct api_ctx *ctx, const struct api_req *req,
+    struct api_resp *resp)
+{
+	struct api_pending *p = resp->pending;
+
+	resp->pending = NULL;
+	if (p != NULL)
+		finish_check(ctx, req, p, resp);
+}
+
+void
+api_pending_free(struct api_resp *resp)
+{
+	if (resp->pending != NULL)
+		pending_release(resp->pending);
+	resp->pending = NULL;
+}
+
+/*
+ * Check s, store it for team and answer 201 (or 200 for a dry run or an
+ * idempotent retry).  With req->wake the write is queued and resp is
+ * left pending (api_finish answers); without, this waits for the commit.
+ * Takes over s's JSON and labels.
+ */
 static void
 store_and_answer(struct api_ctx *ctx, const struct api_req *req,
     struct submission *s, const char *team, enum out_format fmt,
     struct api_resp *resp)
 {
-	struct store_check c;
-	struct store_finding *rows = NULL;
+	const struct store_ops *ops = ctx->store.ops;
+	struct api_pending *p;
+	struct store_check *c;
 	struct report *r;
-	struct err e = { 0 };
 	char created[40], fp[65];
-	json_t *j;
 	char *text;
 	size_t i;
 	int rv;
+	bool queue = !s->dry_run && req->wake != NULL &&
+	    ops->put_check_async != NULL;
 
 	if (req->idem_key != NULL && !s->dry_run) {
 		if (!valid_idem_key(req->idem_key)) {
@@ -663,8 +781,12 @@ store_and_answer(struct api_ctx *ctx, const struct api_req *req,
 		if (rv != ERR_NOTFOUND)
 			return;	/* answered: the stored check, 409 or 503 */
 	}
+	/* The writer may hold a commit back for this check (group commit);
+	   every way out below either queues it or takes the hint back. */
+	if (queue && ops->expect != NULL)
+		ops->expect(ctx->store.self, 1);
 	if (run_check(&r, ctx, req, s, resp) != 0)
-		return;
+		goto unexpect;
 	if (s->dry_run) {
 		size_t len;
 
@@ -674,81 +796,80 @@ store_and_answer(struct api_ctx *ctx, const struct api_req *req,
 		api_json_text(resp, 200, text, len);
 		return;
 	}
-	memset(&c, 0, sizeof(c));
-	c.created_at_ms = ctx->now_ms(ctx->env);
-	api_new_id(c.id, ctx, c.created_at_ms);
-	api_format_time(created, sizeof(created), c.created_at_ms);
-	text = stored_json(r, &c, created, team, s);
-	c.context_json = encode_context_json_text(&r->ctx);
-	rows = calloc(r->nfindings + 1, sizeof(*rows));
-	if (text == NULL || c.context_json == NULL || rows == NULL) {
-		free(text);
-		free((char *)(uintptr_t)c.context_json);
+	p = ARENA_NEW(req->arena, struct api_pending, 1);
+	if (p == NULL) {
+		api_problem(resp, 413, "request-too-large",
+		    "Request exceeds its memory budget", NULL,
+		    "the request needs more memory than one request may use");
+		goto unexpect;
+	}
+	c = &p->c;
+	c->created_at_ms = ctx->now_ms(ctx->env);
+	api_new_id(c->id, ctx, c->created_at_ms);
+	api_format_time(created, sizeof(created), c->created_at_ms);
+	p->text = stored_json(r, c, created, team, s);
+	p->context_json = encode_context_json_text(&r->ctx);
+	p->rows = calloc(r->nfindings + 1, sizeof(*p->rows));
+	if (p->text == NULL || p->context_json == NULL || p->rows == NULL) {
+		pending_release(p);
 		goto nomem;
 	}
 	for (i = 0; i < r->nfindings; i++) {
-		rows[i].rule = r->findings[i].rule;
-		rows[i].severity = severity_name(r->findings[i].severity);
-		rows[i].line = r->findings[i].line;
+		p->rows[i].rule = r->findings[i].rule;
+		p->rows[i].severity = severity_name(r->findings[i].severity);
+		p->rows[i].line = r->findings[i].line;
 	}
-	c.team = team;
-	c.name = s->name;
-	c.config_sha256 = r->config_sha256;
-	c.verdict = verdict_name(r->verdict);
-	c.errors = (long)r->count[SEV_ERROR];
-	c.warnings = (long)r->count[SEV_WARNING];
-	c.infos = (long)r->count[SEV_INFO];
-	c.json = text;
-	c.config = s->config;
-	c.config_len = s->config_len;
-	c.idem_key = req->idem_key;
-	c.body_sha256 = req->idem_key != NULL ? fp : r->config_sha256;
-	c.findings = rows;
-	c.nfindings = r->nfindings;
-	rv = ctx->store.ops->put_check(ctx->store.self, &c, &e);
-	free((char *)(uintptr_t)c.context_json);
-	free(rows);
-	if (rv != 0) {
-		free(text);
-		/* Lost a race for the same Idempotency-Key?  Then the winner's
-		   check is the answer.  Anything else is the store's fault:
-		   503, which clients retry, never a 4xx they would not. */
-		if (req->idem_key != NULL && answer_prior(ctx, req, team, fp,
-		    resp) != ERR_NOTFOUND)
+	/* The submission is the write's now: c->config may point into
+	   its JSON, which must live until the commit. */
+	p->s = *s;
+	s->json = NULL;
+	s->labels = NULL;
+	p->r = r;
+	p->team = team;
+	p->fmt = fmt;
+	if (req->idem_key != NULL)
+		memcpy(p->fp, fp, sizeof(p->fp));
+	c->team = team;
+	c->name = p->s.name;
+	c->config_sha256 = r->config_sha256;
+	c->verdict = verdict_name(r->verdict);
+	c->errors = (long)r->count[SEV_ERROR];
+	c->warnings = (long)r->count[SEV_WARNING];
+	c->infos = (long)r->count[SEV_INFO];
+	c->json = p->text;
+	c->context_json = p->context_json;
+	c->config = p->s.config;
+	c->config_len = p->s.config_len;
+	c->idem_key = req->idem_key;
+	c->body_sha256 = req->idem_key != NULL ? p->fp : r->config_sha256;
+	c->findings = p->rows;
+	c->nfindings = r->nfindings;
+	p->w.c = c;
+	p->w.arg = p;
+	if (queue) {
+		/* Suspended until the commit: no thread waits for it. */
+		p->w.done = pending_wake;
+		p->w.expected = ops->expect != NULL;
+		p->wake = req->wake;
+		p->wake_arg = req->wake_arg;
+		if (ops->put_check_async(ctx->store.self, &p->w) == 0) {
+			resp->pending = p;
 			return;
-		if (e.code != ERR_NOMEM)
-			e.code = ERR_STORE;
-		api_problem_err(resp, &e);
-		return;
+		}
+		p->w.rv = p->w.e.code != ERR_OK ? p->w.e.code : ERR_STORE;
+		if (ops->expect != NULL)
+			ops->expect(ctx->store.self, -1);
+	} else {
+		p->w.rv = ops->put_check(ctx->store.self, c, &p->w.e);
 	}
-	resp->stored_bytes = strlen(text) + c.config_len;
-	api_header(resp, "Location", arena_printf(req->arena,
-	    "/v1/checks/%s", c.id));
-	if (fmt == OUT_JSON) {
-		api_json_text(resp, 201, text, strlen(text));
-		return;
-	}
-	free(text);
-	{
-		json_t *src = s->source;
-		const char *file = json_string_value(json_object_get(src,
-		    "path"));
-		struct format_input in = { r, file != NULL ? file : s->name };
-
-		if (fmt == OUT_SARIF)
-			j = formats_sarif(&in, 1, PREFLIGHT_VERSION);
-		else if (fmt == OUT_GITHUB)
-			j = formats_github(&in, 1);
-		else
-			j = formats_gitlab(&in, 1);
-		api_json(resp, 201, j);
-		if (fmt == OUT_SARIF && resp->status == 201)
-			resp->content_type = "application/sarif+json";
-	}
+	finish_check(ctx, req, p, resp);
 	return;
 nomem:
 	api_problem(resp, 500, "internal", "Internal Server Error", NULL,
 	    "out of memory");
+unexpect:
+	if (queue && ops->expect != NULL)
+		ops->expect(ctx->store.self, -1);
 }
 
 /* createCheck: POST /v1/checks */

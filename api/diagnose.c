@@ -57,6 +57,7 @@ check_via_checks(const struct report **r, char id[27], struct api_ctx *ctx,
 	sub.query = dry ? "dry_run=true" : "";
 	sub.content_type = "application/json";
 	sub.idem_key = NULL;
+	sub.wake = NULL;	/* its answer is needed here, now */
 	sub.body = text;
 	sub.body_len = strlen(text);
 	if (dry) {

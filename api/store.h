@@ -108,10 +108,35 @@ struct store_info {
 	long long write_errors;	/* failed writes since start */
 	int schema_version;	/* applied migrations */
 	int schema_latest;	/* migrations this binary knows */
+	long long committed;	/* checks committed since start */
+	long long commits;	/* transactions that committed them */
+	long long syncs;	/* fsyncs of the database and its journal */
+	long long bytes_written;	/* bytes written to them */
+	long long checkpoints;	/* checkpoint passes that copied pages */
+};
+
+/*
+ * A check queued for the writer (put_check_async).  The caller fills c,
+ * done and arg, and keeps w, c and everything c points to alive and
+ * unchanged until done(w) has run.  Nobody is told "committed" before
+ * COMMIT returned.
+ */
+struct store_write {
+	const struct store_check *c;	/* borrowed until done */
+	/* Called once, on the store's writer thread, after COMMIT returned
+	   (rv 0) or the write failed (rv and e say why); it must not block
+	   or call the store. */
+	void (*done)(struct store_write *w);
+	void *arg;			/* the caller's */
+	int rv;				/* 0 or a negative enum err_code */
+	struct err e;			/* why, when rv != 0 */
+	bool expected;			/* announced with expect(+1): queueing
+					   it takes the -1 */
+	struct store_write *next;	/* the store's queue link */
 };
 
 struct store_ops {
-	/* Insert c and its findings in one transaction; 0 once committed. */
+	/* Insert c and its findings; 0 once committed. */
 	int (*put_check)(void *self, const struct store_check *c,
 	    struct err *e);
 	/* The check id, if team is NULL or owns it, into *out. */
@@ -137,6 +162,17 @@ struct store_ops {
 	int (*list_measurements)(void *self, struct store_diagnosis **out,
 	    size_t *n, const struct store_mquery *q, struct arena *a,
 	    struct err *e);
+	/* Queue w->c for the next commit: 0 when queued, and then
+	   w->done(w) runs once it is committed or failed; otherwise an
+	   error (the store is closing) and done never runs.  NULL: the
+	   backend only has put_check. */
+	int (*put_check_async)(void *self, struct store_write *w);
+	/* A hint for group commits: n = +1 when a request starts computing
+	   a check it will queue, -1 when it will not after all (a write
+	   queued with w->expected takes its own -1).  The writer holds a
+	   commit back briefly while such checks are on their way, so they
+	   share it.  NULL: no hint. */
+	void (*expect)(void *self, int n);
 	/* 0 when a write succeeds and the schema is current. */
 	int (*ready)(void *self, struct err *e);
 	/* Size and error counters; cannot fail. */

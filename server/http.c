@@ -5,8 +5,15 @@
  *   uri_logger()        allocate struct req, keep the raw URI, start clock
  *   on_request() #1     headers known: refuse an announced oversize body
  *   on_request() #2..   body chunks, buffered up to max_body, then dropped
- *   on_request() last   call the API, queue the response
+ *   on_request() last   call the API, queue the response; or, when the
+ *                       API queued a write (resp.pending), suspend the
+ *                       connection until the store's writer calls wake()
+ *   on_request() again  after the resume: api_finish(), queue the response
  *   on_completed()      free the arena and the body on every path
+ *
+ * So no thread waits for a commit (issue #16): an MHD thread serves its
+ * other connections while a check is being written, and the writer
+ * resumes exactly the connection whose check it committed.
  */
 #include "http.h"
 
@@ -35,10 +42,14 @@ struct http_server {
 	struct http_config cfg;
 	struct api_ctx *api;
 	struct metrics *m;
-	pthread_mutex_t mu;
+	pthread_mutex_t mu;	/* the fields below, and each req's
+				   suspended/write_done */
+	pthread_cond_t cv;	/* stopping: a write is done */
 	unsigned in_flight;
 	size_t body_bytes;	/* request bodies buffered, all connections
 				   (under mu) */
+	unsigned suspended;	/* connections waiting for their write */
+	bool stopping;		/* http_stop: no more suspensions */
 	uint16_t port;
 	bool quiesced;
 };
@@ -61,6 +72,11 @@ struct req {
 	struct api_route rt;	/* the route, matched once (first call) */
 	const char *query;	/* into uri, after the '?' ("" if none) */
 	bool close;		/* answer with Connection: close */
+	struct MHD_Connection *conn;
+	struct api_req ar;	/* what api_dispatch got; api_finish too */
+	struct api_resp resp;	/* its answer, pending while written */
+	bool suspended;		/* waiting for wake() (under s->mu) */
+	bool write_done;	/* wake() ran (under s->mu) */
 };
 
 static double
@@ -138,6 +154,9 @@ on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 	(void)toe;
 	if (r == NULL)
 		return;
+	/* Dropped after its write was done but before it was answered. */
+	api_pending_free(&r->resp);
+	api_resp_fini(&r->resp);
 	arena_fini(&r->arena);
 	body_free(r);
 	free(r->uri);
@@ -455,6 +474,62 @@ on_headers(struct req *r, struct MHD_Connection *c, const char *method,
 	return MHD_YES;
 }
 
+/* The store is done with r's write (its writer thread): resume r's
+   connection if it is suspended; otherwise answer() sees write_done. */
+static void
+wake(void *arg)
+{
+	struct req *r = arg;
+	struct http_server *s = r->s;
+
+	pthread_mutex_lock(&s->mu);
+	r->write_done = true;
+	if (r->suspended) {
+		r->suspended = false;
+		s->suspended--;
+		MHD_resume_connection(r->conn);
+	}
+	if (s->stopping)
+		pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+}
+
+/*
+ * After api_dispatch(), and again after the resume: while the API's
+ * write is queued, suspend the connection (MHD calls on_request again
+ * once wake() resumed it); once it is done, finish and queue the answer.
+ * While stopping, wait here instead: MHD cannot stop with a connection
+ * suspended.
+ */
+static enum MHD_Result
+answer(struct req *r, struct MHD_Connection *c, const char *method)
+{
+	struct http_server *s = r->s;
+	const union MHD_ConnectionInfo *ci;
+
+	if (r->resp.pending != NULL) {
+		pthread_mutex_lock(&s->mu);
+		if (!r->write_done && !s->stopping) {
+			r->suspended = true;
+			s->suspended++;
+			MHD_suspend_connection(c);
+			pthread_mutex_unlock(&s->mu);
+			return MHD_YES;
+		}
+		while (!r->write_done)
+			pthread_cond_wait(&s->cv, &s->mu);
+		pthread_mutex_unlock(&s->mu);
+		api_finish(s->api, &r->ar, &r->resp);
+	}
+	if (r->rt.access == ACCESS_CI && r->resp.status == 401) {
+		ci = MHD_get_connection_info(c,
+		    MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		auth_ci_failure(s->cfg.auth, ci != NULL ? ci->client_addr :
+		    NULL);
+	}
+	return respond(r, c, method, &r->resp);
+}
+
 static enum MHD_Result
 on_request(void *cls, struct MHD_Connection *c, const char *url,
     const char *method, const char *version, const char *upload_data,
@@ -462,15 +537,15 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 {
 	struct http_server *s = cls;
 	struct req *r = *req_cls;
-	struct api_req ar;
-	struct api_resp resp;
-	const union MHD_ConnectionInfo *ci;
+	struct api_req *ar;
 
 	(void)url;
 	if (r == NULL)
 		return MHD_NO;	/* uri_logger could not allocate */
 	if (r->request_id[0] == '\0')
 		return on_headers(r, c, method, version);
+	if (r->resp.pending != NULL)
+		return answer(r, c, method);	/* resumed */
 	if (*upload_data_size > 0) {
 		size_t n = *upload_data_size;
 
@@ -517,46 +592,44 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 	if (r->too_large)
 		return too_large(r, c, method);
 	if (r->busy) {
-		memset(&resp, 0, sizeof(resp));
-		api_unavailable(&resp, "the server holds as many request bodies "
-		    "as it may (--body-memory); retry shortly", 2);
-		cors(r, c, &resp);
-		return respond(r, c, method, &resp);
+		memset(&r->resp, 0, sizeof(r->resp));
+		api_unavailable(&r->resp, "the server holds as many request "
+		    "bodies as it may (--body-memory); retry shortly", 2);
+		cors(r, c, &r->resp);
+		return respond(r, c, method, &r->resp);
 	}
-	memset(&ar, 0, sizeof(ar));
-	ar.method = method;
-	ar.path = r->uri;
-	ar.query = r->query;
-	ar.content_type = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+	ar = &r->ar;
+	memset(ar, 0, sizeof(*ar));
+	ar->method = method;
+	ar->path = r->uri;
+	ar->query = r->query;
+	ar->content_type = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 	    MHD_HTTP_HEADER_CONTENT_TYPE);
-	ar.idem_key = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+	ar->idem_key = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 	    "Idempotency-Key");
-	ar.origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+	ar->origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 	    "Origin");
-	ar.accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+	ar->accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 	    MHD_HTTP_HEADER_ACCEPT);
-	ar.signature = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+	ar->signature = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 	    "X-Preflight-Signature");
-	ar.timestamp = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+	ar->timestamp = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 	    "X-Preflight-Timestamp");
-	ar.delivery = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+	ar->delivery = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 	    "X-Preflight-Delivery");
-	ar.if_none_match = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+	ar->if_none_match = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 	    MHD_HTTP_HEADER_IF_NONE_MATCH);
-	ar.body = r->body;
-	ar.body_len = r->len;
-	ar.team = r->team;
-	ar.admin = r->admin;
-	ar.head = strcmp(method, "HEAD") == 0;
-	ar.arena = &r->arena;
-	api_dispatch(s->api, &r->rt, &ar, &resp);
-	if (r->rt.access == ACCESS_CI && resp.status == 401) {
-		ci = MHD_get_connection_info(c,
-		    MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-		auth_ci_failure(s->cfg.auth, ci != NULL ? ci->client_addr :
-		    NULL);
-	}
-	return respond(r, c, method, &resp);
+	ar->body = r->body;
+	ar->body_len = r->len;
+	ar->team = r->team;
+	ar->admin = r->admin;
+	ar->head = strcmp(method, "HEAD") == 0;
+	ar->arena = &r->arena;
+	ar->wake = wake;
+	ar->wake_arg = r;
+	r->conn = c;
+	api_dispatch(s->api, &r->rt, ar, &r->resp);
+	return answer(r, c, method);
 }
 
 static void
@@ -590,7 +663,7 @@ http_start(struct http_server **out, const struct http_config *cfg,
 	struct sockaddr_storage ss;
 	socklen_t sslen;
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
-	    MHD_USE_ITC | MHD_USE_ERROR_LOG;
+	    MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
 	struct MHD_OptionItem tls[4];
 	const union MHD_DaemonInfo *info;
 
@@ -624,6 +697,7 @@ http_start(struct http_server **out, const struct http_config *cfg,
 	s->api = api;
 	s->m = m;
 	pthread_mutex_init(&s->mu, NULL);
+	pthread_cond_init(&s->cv, NULL);
 	memset(tls, 0, sizeof(tls));
 	tls[0].option = tls[1].option = tls[2].option = tls[3].option =
 	    MHD_OPTION_END;
@@ -652,6 +726,7 @@ http_start(struct http_server **out, const struct http_config *cfg,
 	    MHD_OPTION_THREAD_POOL_SIZE, cfg->threads,
 	    MHD_OPTION_END);
 	if (s->d == NULL) {
+		pthread_cond_destroy(&s->cv);
 		pthread_mutex_destroy(&s->mu);
 		free(s);
 		return err_set(e, ERR_INTERNAL, NULL,
@@ -699,7 +774,16 @@ http_stop(struct http_server *s)
 {
 	if (s == NULL)
 		return;
+	/* MHD cannot stop with a connection suspended: from now on a
+	   request waits for its write in answer(), and the suspended ones
+	   are resumed by the writer (the store closes after this). */
+	pthread_mutex_lock(&s->mu);
+	s->stopping = true;
+	while (s->suspended > 0)
+		pthread_cond_wait(&s->cv, &s->mu);
+	pthread_mutex_unlock(&s->mu);
 	MHD_stop_daemon(s->d);
+	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->mu);
 	free(s);
 }

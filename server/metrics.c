@@ -245,6 +245,24 @@ metrics_render(struct metrics *m, const struct store_info *si, char **out,
 	out_printf(&o, "# HELP preflight_db_schema_version Applied "
 	    "migrations.\n# TYPE preflight_db_schema_version gauge\n"
 	    "preflight_db_schema_version %d\n", si->schema_version);
+	/* What a stored check costs the disk (issue #16). */
+	out_printf(&o, "# HELP preflight_db_checks_committed_total Checks "
+	    "committed.\n# TYPE preflight_db_checks_committed_total counter\n"
+	    "preflight_db_checks_committed_total %lld\n", si->committed);
+	out_printf(&o, "# HELP preflight_db_commits_total Transactions that "
+	    "committed checks.\n# TYPE preflight_db_commits_total counter\n"
+	    "preflight_db_commits_total %lld\n", si->commits);
+	out_printf(&o, "# HELP preflight_db_syncs_total fsyncs of the "
+	    "database and its WAL.\n# TYPE preflight_db_syncs_total counter\n"
+	    "preflight_db_syncs_total %lld\n", si->syncs);
+	out_printf(&o, "# HELP preflight_db_written_bytes_total Bytes "
+	    "written to the database and its WAL.\n"
+	    "# TYPE preflight_db_written_bytes_total counter\n"
+	    "preflight_db_written_bytes_total %lld\n", si->bytes_written);
+	out_printf(&o, "# HELP preflight_db_checkpoints_total WAL checkpoint "
+	    "passes that copied pages.\n"
+	    "# TYPE preflight_db_checkpoints_total counter\n"
+	    "preflight_db_checkpoints_total %lld\n", si->checkpoints);
 	if (o.failed) {
 		free(o.p);
 		return -1;

@@ -333,10 +333,10 @@ serve_usage(FILE *out)
 "  --metrics-token TOKEN       protect /metrics (default: open)\n"
 "  --metrics-token-file FILE   the same, read from a file (not in ps)\n"
 "  --quota-checks-per-minute N   checks a team may run a minute "
-"(default 600;\n"
+"(default 3000;\n"
 "                              0: no limit), then 429\n"
 "  --quota-bytes-per-day SIZE  bytes a team may store a UTC day "
-"(default 1GiB;\n"
+"(default 4GiB;\n"
 "                              0: no limit), then 429\n"
 "  --query-budget-ms MS        time one read may take (default 2000), "
 "then 503\n"
@@ -668,8 +668,8 @@ parse_opts(struct serve_opts *o, int argc, char **argv)
 	o->body_memory = (size_t)256 << 20;
 	o->conn_limit = 1000;
 	o->per_address = 64;
-	o->quota_cpm = 600;
-	o->quota_bpd = (unsigned long long)1 << 30;
+	o->quota_cpm = 3000;
+	o->quota_bpd = (unsigned long long)4 << 30;
 	o->query_ms = 2000;
 	o->quick_check_s = 300;
 	o->conn_timeout = 30;

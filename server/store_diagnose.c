@@ -64,6 +64,14 @@ store_diagnose_put(void *self, const struct store_diagnosis *d,
 	return store_sqlite_write(self, put_fn, (void *)(uintptr_t)d, e);
 }
 
+const char store_diagnose_list_sql[] =
+    "SELECT id, created_at, team, check_id, "
+    "name, config_sha256, gpu, context, first, measured_peak_gib, "
+    "capacity_gib, lines, report FROM diagnoses WHERE "
+    "(?6 OR measured_peak_gib IS NOT NULL) AND id < ?1 AND "
+    "(?2 IS NULL OR team = ?2) AND (?3 IS NULL OR name = ?3) AND "
+    "(?4 IS NULL OR config_sha256 = ?4) ORDER BY id DESC LIMIT ?5";
+
 struct list_args {
 	const struct store_mquery *q;
 	struct store_diagnosis *items;
@@ -119,13 +127,8 @@ list_fn(sqlite3 *db, void *arg, struct err *e)
 	int rc = SQLITE_DONE, rv = 0;
 
 	/* The cursor is bound to "~", above every id, when absent. */
-	if (sqlite3_prepare_v2(db, "SELECT id, created_at, team, check_id, "
-	    "name, config_sha256, gpu, context, first, measured_peak_gib, "
-	    "capacity_gib, lines, report FROM diagnoses WHERE "
-	    "(?6 OR measured_peak_gib IS NOT NULL) AND id < ?1 AND "
-	    "(?2 IS NULL OR team = ?2) AND (?3 IS NULL OR name = ?3) AND "
-	    "(?4 IS NULL OR config_sha256 = ?4) ORDER BY id DESC LIMIT ?5",
-	    -1, &st, NULL) != SQLITE_OK ||
+	if (sqlite3_prepare_v2(db, store_diagnose_list_sql, -1, &st, NULL) !=
+	    SQLITE_OK ||
 	    sqlite3_bind_text(st, 1, q->before_id != NULL ? q->before_id :
 	    "~", -1, SQLITE_STATIC) || bind_text(st, 2, q->team) ||
 	    bind_text(st, 3, q->name) || bind_text(st, 4, q->config_sha256) ||

@@ -1,72 +1,38 @@
 /*
- * server/store_sqlite: checks and findings in one SQLite file.
+ * server/store_sqlite: checks, rules and diagnoses in one SQLite file
+ * (migrations/0006_lean_checks.sql has the schema and why).
  *
- * Contract: a put_check() that returns 0 has committed.  Every statement
- * binds its values; the list query is assembled only from the constant
- * fragments below (one prepared statement per filter combination, cached).
+ * Contract: a put_check() that returns 0 has committed, and a
+ * put_check_async() job hears "committed" only after COMMIT returned
+ * (server/store_writer.c).  Every statement binds its values; the list
+ * queries are assembled only from the constant fragments below (one
+ * prepared statement per filter combination, cached per connection).
  * Write failures (disk full, I/O errors) are counted and reported as
  * ERR_STORE; reads go on working.
  */
-#include "store_sqlite.h"
+#include "server/store_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <sqlite3.h>
-
 #include "core/arena.h"
 #include "server/log.h"
 #include "server/migrations.h"
 #include "server/store_diagnose.h"
 
-#define LIST_VARIANTS 64	/* 2^6 optional filters */
-#define BATCH_MAX 128		/* writes committed together, at most */
-#define CHECKPOINT_FRAMES 1000	/* WAL frames that wake the checkpointer */
-#define WAL_RESET_FRAMES 8000	/* WAL frames (~32 MiB) that make the writer
-				   finish a checkpoint itself, so the WAL
-				   starts over instead of growing forever */
-
-#define READERS 4		/* read connections (WAL: concurrent readers) */
 #define QUERY_MS_DEFAULT 2000	/* a read's time budget, then ERR_BUSY */
 #define HEALTH_SECONDS 300	/* between background quick_checks */
 #define ERROR_HOLD_MS 60000	/* a corruption or I/O error keeps /readyz
 				   failing this long after it was seen */
+#define RULES_MAX 100000	/* rule ids the stats count; rules.id is
+				   dense, so this is far beyond any table */
 
-/* A read connection and its statements; one request at a time holds it
-   (reader_get / reader_put). */
-struct reader {
-	sqlite3 *db;
-	int64_t deadline_ms;	/* monotonic; the progress handler stops a
-				   statement past it */
-	sqlite3_stmt *get_check;
-	sqlite3_stmt *get_idem;
-	sqlite3_stmt *list[LIST_VARIANTS];	/* lazily prepared */
-	sqlite3_stmt *stats[2];	/* [0] all teams, [1] one team */
-	sqlite3_stmt *find_token;
-};
-
-/* Statements of the writer connection (writer thread only). */
-struct writer {
-	sqlite3 *db;
-	sqlite3_stmt *ins_check;
-	sqlite3_stmt *ins_finding;
-	sqlite3_stmt *beat;
-	sqlite3_stmt *prune;
-	sqlite3_stmt *begin;	/* BEGIN IMMEDIATE */
-	sqlite3_stmt *commit;
-	sqlite3_stmt *rollback;
-	sqlite3_stmt *savepoint;	/* SAVEPOINT one */
-	sqlite3_stmt *release;		/* RELEASE one */
-	sqlite3_stmt *undo;		/* ROLLBACK TO one */
-};
-
-/* A whole checks row, in the order the row readers expect it. */
+/* A whole checks row, in the order read_row() expects it. */
 #define CHECK_COLUMNS "id, created_at, team, name, config_sha256, " \
 	"verdict, errors, warnings, infos, context, report, config, " \
 	"idem_key, body_sha256"
@@ -76,82 +42,10 @@ struct writer {
 	"c.config_sha256, c.verdict, c.errors, c.warnings, c.infos, " \
 	"c.context, c.report"
 
-/* Step a prepared statement that returns no rows; 0 or ERR_STORE. */
-static int
-run(sqlite3_stmt *st)
-{
-	int rc = sqlite3_step(st);
-
-	sqlite3_reset(st);
-	return rc == SQLITE_DONE ? 0 : ERR_STORE;
-}
-
-enum job_kind {
-	JOB_PUT,		/* insert a check and its findings */
-	JOB_PROBE,		/* prove the database is writable */
-	JOB_PRUNE,		/* delete a batch of old checks */
-	JOB_CALL		/* run fn on the writer connection */
-};
-
-/* A write waiting for the writer thread; lives on the caller's stack. */
-struct job {
-	enum job_kind kind;
-	const struct store_check *c;	/* JOB_PUT */
-	const char *before_id;	/* JOB_PRUNE */
-	int batch;		/* JOB_PRUNE */
-	int deleted;		/* JOB_PRUNE result */
-	int (*fn)(sqlite3 *db, void *arg, struct err *e);	/* JOB_CALL */
-	void *arg;		/* JOB_CALL */
-	int rv;			/* result: 0 or enum err_code */
-	struct err *e;		/* the caller's */
-	bool done;
-	struct job *next;
-};
-
-/*
- * Group commit: callers (HTTP threads) queue jobs and sleep; the writer
- * thread commits everything queued in one transaction, each check inside
- * its own savepoint so one failure does not sink the others, then wakes
- * the callers.  Nobody is told "committed" before COMMIT returned.  A
- * second thread checkpoints the WAL on its own connection, so no request
- * waits for the checkpoint's fsync.
- */
-struct store_sqlite {
-	struct writer w;
-	struct reader r[READERS];
-	int nreaders;		/* 1 when shared */
-	bool rbusy[READERS];	/* held by a request (under rmu) */
-	pthread_cond_t rcv;	/* a reader was put back */
-	bool shared;		/* ":memory:": r[0].db is w.db, and the
-				   writer holds r[0] while it writes */
-	pthread_mutex_t rmu;	/* the reader pool */
-	int query_ms;		/* a read's budget */
-	pthread_mutex_t emu;	/* the health fields below */
-	int last_err;		/* SQLite code of the last serious error */
-	int64_t last_err_ms;	/* monotonic ms of it; 0: none */
-	bool quick_bad;		/* the last quick_check found a problem */
-	pthread_t health_thread;
-	bool health_started;
-	pthread_cond_t hcv;	/* wakes the health thread to stop */
-	pthread_mutex_t qmu;	/* the queue and the fields below */
-	pthread_cond_t qcv;	/* work for the writer */
-	pthread_cond_t dcv;	/* jobs done */
-	pthread_cond_t ccv;	/* work for the checkpointer */
-	struct job *head;
-	struct job *tail;
-	bool stop;
-	bool checkpoint_due;
-	int wal_frames;		/* WAL size after the last commit (writer) */
-	pthread_t writer_thread;
-	pthread_t ckpt_thread;
-	bool writer_started;
-	bool ckpt_started;
-	sqlite3 *ckpt_db;	/* the checkpointer's connection */
-	char *path;		/* the database file (health thread) */
-	unsigned health_s;	/* seconds between quick_checks; 0: none */
-	long long write_errors;
-	int version;
-};
+/* The key at or after an id (a cursor, since, until): every check with
+   a smaller key has a smaller id (store_id_seq); none: above all. */
+#define KEY_AT(p) "coalesce((SELECT seq FROM checks WHERE id >= " p \
+	" ORDER BY id LIMIT 1), 9223372036854775807)"
 
 static int64_t
 mono_ms(void)
@@ -179,11 +73,8 @@ serious(int code)
 	return false;
 }
 
-/* Record a failure of db: logged (code and SQLite's message, never the
-   data), kept for readiness when serious.  The budget's interrupt is
-   ERR_BUSY, everything else ERR_STORE. */
-static int
-db_fail(struct store_sqlite *s, sqlite3 *db, struct err *e,
+int
+store_db_fail(struct store_sqlite *s, sqlite3 *db, struct err *e,
     const char *what)
 {
 	int code = sqlite3_extended_errcode(db);
@@ -206,7 +97,6 @@ db_fail(struct store_sqlite *s, sqlite3 *db, struct err *e,
 	    sqlite3_errmsg(db));
 }
 
-
 static int
 exec(sqlite3 *db, const char *sql, struct err *e)
 {
@@ -222,13 +112,47 @@ exec(sqlite3 *db, const char *sql, struct err *e)
 	return 0;
 }
 
-static int
-prepare(sqlite3 *db, sqlite3_stmt **st, const char *sql, struct err *e)
+int
+store_prepare(sqlite3 *db, sqlite3_stmt **st, const char *sql,
+    struct err *e)
 {
 	if (sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, st,
 	    NULL) != SQLITE_OK)
-		return db_fail(NULL, db, e, "prepare");
+		return store_db_fail(NULL, db, e, "prepare");
 	return 0;
+}
+
+/* The value of a Crockford base32 character, or -1. */
+static int
+b32(char ch)
+{
+	static const char alphabet[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+	const char *p;
+
+	if (ch == '\0')
+		return -1;
+	p = strchr(alphabet, ch);
+	return p != NULL ? (int)(p - alphabet) : -1;
+}
+
+int64_t
+store_id_seq(const char *id)
+{
+	uint64_t ms = 0, low = 0;
+	int i, v;
+
+	if (id == NULL || strlen(id) != 26 || id[0] > '7')
+		return -1;
+	for (i = 0; i < 26; i++) {
+		v = b32(id[i]);
+		if (v < 0)
+			return -1;
+		if (i < 10)	/* 2 zero bits, then 48 of the time */
+			ms = ms << 5 | (unsigned)v;
+		else if (i >= 23)
+			low = low << 5 | (unsigned)v;	/* the last 15 */
+	}
+	return (int64_t)(ms << 15 | low);
 }
 
 /* ---- the reader pool ----------------------------------------------- */
@@ -242,10 +166,8 @@ over_budget(void *arg)
 	return rd->deadline_ms > 0 && mono_ms() > rd->deadline_ms;
 }
 
-/* A free read connection, its budget started; waits while all are in
-   use (each read is bounded by the budget, so the wait is too). */
-static struct reader *
-reader_get(struct store_sqlite *s)
+struct reader *
+store_reader_get(struct store_sqlite *s)
 {
 	struct reader *rd = NULL;
 	int i;
@@ -267,8 +189,8 @@ reader_get(struct store_sqlite *s)
 	return rd;
 }
 
-static void
-reader_put(struct store_sqlite *s, struct reader *rd)
+void
+store_reader_put(struct store_sqlite *s, struct reader *rd)
 {
 	rd->deadline_ms = 0;
 	pthread_mutex_lock(&s->rmu);
@@ -277,17 +199,44 @@ reader_put(struct store_sqlite *s, struct reader *rd)
 	pthread_mutex_unlock(&s->rmu);
 }
 
+/* ---- opening and migrating ------------------------------------------ */
+
+/* foreign_key_check finds nothing: a migration broke no reference. */
+static int
+fk_intact(sqlite3 *db, struct err *e)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (sqlite3_prepare_v2(db, "PRAGMA foreign_key_check", -1, &st,
+	    NULL) != SQLITE_OK)
+		return store_db_fail(NULL, db, e, "foreign_key_check");
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc == SQLITE_ROW)
+		return err_set(e, ERR_STORE, NULL, "a migration left rows "
+		    "that refer to missing rows (PRAGMA foreign_key_check)");
+	return rc == SQLITE_DONE ? 0 : store_db_fail(NULL, db, e,
+	    "foreign_key_check");
+}
+
+/*
+ * Apply the pending migrations, each in its own transaction, with
+ * foreign keys off (so rebuilding a referenced table does not cascade;
+ * the pragma is a no-op inside a transaction) and checked before each
+ * commit.
+ */
 static int
 migrate(struct store_sqlite *s, struct err *e)
 {
 	sqlite3 *db = s->w.db;
 	sqlite3_stmt *st = NULL;
-	int v, i, rv;
+	int v, i, rv = 0;
 
 	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) !=
 	    SQLITE_OK || sqlite3_step(st) != SQLITE_ROW) {
 		sqlite3_finalize(st);
-		return db_fail(s, db, e, "read user_version");
+		return store_db_fail(s, db, e, "read user_version");
 	}
 	v = sqlite3_column_int(st, 0);
 	sqlite3_finalize(st);
@@ -296,13 +245,17 @@ migrate(struct store_sqlite *s, struct err *e)
 		    "database schema version %d is newer than this preflight "
 		    "(knows up to %d); upgrade preflight or use another "
 		    "--db", v, migrations_count);
-	for (i = v; i < migrations_count; i++) {
+	if (v < migrations_count)
+		rv = exec(db, "PRAGMA foreign_keys = OFF", e);
+	for (i = v; i < migrations_count && rv == 0; i++) {
 		char pragma[64];
 
 		rv = exec(db, "BEGIN IMMEDIATE", e);
 		if (rv != 0)
-			return rv;
+			break;
 		rv = exec(db, migrations[i].sql, e);
+		if (rv == 0)
+			rv = fk_intact(db, e);
 		if (rv == 0) {
 			snprintf(pragma, sizeof(pragma),
 			    "PRAGMA user_version = %d", migrations[i].version);
@@ -310,20 +263,45 @@ migrate(struct store_sqlite *s, struct err *e)
 		}
 		if (rv == 0)
 			rv = exec(db, "COMMIT", e);
-		if (rv != 0) {
+		if (rv != 0)
 			sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-			return rv;
-		}
+		else
+			log_msg("info", "store: applied migration %s",
+			    migrations[i].name);
 	}
-	s->version = migrations_count;
-	return 0;
+	if (exec(db, "PRAGMA foreign_keys = ON", rv == 0 ? e : NULL) != 0 &&
+	    rv == 0)
+		rv = ERR_STORE;
+	if (rv == 0)
+		s->version = migrations_count;
+	return rv;
+}
+
+/* The database's page size in bytes. */
+static int
+page_size(sqlite3 *db, int *out, struct err *e)
+{
+	sqlite3_stmt *st = NULL;
+	int rv = 0;
+
+	if (sqlite3_prepare_v2(db, "PRAGMA page_size", -1, &st, NULL) !=
+	    SQLITE_OK || sqlite3_step(st) != SQLITE_ROW)
+		rv = store_db_fail(NULL, db, e, "page_size");
+	else
+		*out = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	if (rv == 0 && *out < 512)
+		*out = 4096;
+	return rv;
 }
 
 static int
 open_conn(sqlite3 **db, const char *path, struct err *e)
 {
+	/* Through the counting VFS, so /metrics has syncs and bytes. */
 	if (sqlite3_open_v2(path, db, SQLITE_OPEN_READWRITE |
-	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK)
+	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, store_vfs_name()) !=
+	    SQLITE_OK)
 		return err_set(e, ERR_STORE, NULL, "cannot open %s: %s", path,
 		    *db != NULL ? sqlite3_errmsg(*db) : "out of memory");
 	sqlite3_busy_timeout(*db, 5000);
@@ -331,243 +309,7 @@ open_conn(sqlite3 **db, const char *path, struct err *e)
 	return 0;
 }
 
-/* Wakes the checkpointer when the WAL has grown (writer thread). */
-static int
-wal_hook(void *arg, sqlite3 *db, const char *name, int frames)
-{
-	struct store_sqlite *s = arg;
-
-	(void)db;
-	(void)name;
-	s->wal_frames = frames;	/* the writer thread is the only caller */
-	if (frames >= CHECKPOINT_FRAMES) {
-		pthread_mutex_lock(&s->qmu);
-		s->checkpoint_due = true;
-		pthread_cond_signal(&s->ccv);
-		pthread_mutex_unlock(&s->qmu);
-	}
-	return SQLITE_OK;
-}
-
-static void *
-checkpoint_loop(void *arg)
-{
-	struct store_sqlite *s = arg;
-
-	pthread_mutex_lock(&s->qmu);
-	for (;;) {
-		while (!s->checkpoint_due && !s->stop)
-			pthread_cond_wait(&s->ccv, &s->qmu);
-		if (s->stop)
-			break;
-		s->checkpoint_due = false;
-		pthread_mutex_unlock(&s->qmu);
-		/* PASSIVE: never blocks writers or readers. */
-		sqlite3_wal_checkpoint_v2(s->ckpt_db, NULL,
-		    SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
-		pthread_mutex_lock(&s->qmu);
-	}
-	pthread_mutex_unlock(&s->qmu);
-	return NULL;
-}
-
-static int
-put_one(struct store_sqlite *s, const struct store_check *c, struct err *e)
-{
-	sqlite3_stmt *st = s->w.ins_check, *f = s->w.ins_finding;
-	size_t i;
-	int rv = 0;
-
-	if (sqlite3_bind_text(st, 1, c->id, -1, SQLITE_STATIC) ||
-	    sqlite3_bind_int64(st, 2, c->created_at_ms) ||
-	    sqlite3_bind_text(st, 3, c->team, -1, SQLITE_STATIC) ||
-	    sqlite3_bind_text(st, 4, c->name, -1, SQLITE_STATIC) ||
-	    sqlite3_bind_text(st, 5, c->config_sha256, -1, SQLITE_STATIC) ||
-	    sqlite3_bind_text(st, 6, c->verdict, -1, SQLITE_STATIC) ||
-	    sqlite3_bind_int64(st, 7, c->errors) ||
-	    sqlite3_bind_int64(st, 8, c->warnings) ||
-	    sqlite3_bind_int64(st, 9, c->infos) ||
-	    sqlite3_bind_text(st, 10, c->context_json, -1, SQLITE_STATIC) ||
-	    sqlite3_bind_text(st, 11, c->json, -1, SQLITE_STATIC) ||
-	    sqlite3_bind_blob64(st, 12, c->config, c->config_len,
-	    SQLITE_STATIC) ||
-	    (c->idem_key != NULL ? sqlite3_bind_text(st, 13, c->idem_key, -1,
-	    SQLITE_STATIC) : sqlite3_bind_null(st, 13)) ||
-	    sqlite3_bind_text(st, 14, c->body_sha256, -1, SQLITE_STATIC) ||
-	    sqlite3_step(st) != SQLITE_DONE) {
-		rv = db_fail(s, s->w.db, e, "insert check");
-		goto out;
-	}
-	for (i = 0; i < c->nfindings; i++) {
-		const struct store_finding *x = &c->findings[i];
-
-		sqlite3_reset(f);
-		if (sqlite3_bind_text(f, 1, c->id, -1, SQLITE_STATIC) ||
-		    sqlite3_bind_text(f, 2, x->rule, -1, SQLITE_STATIC) ||
-		    sqlite3_bind_text(f, 3, x->severity, -1, SQLITE_STATIC) ||
-		    sqlite3_bind_int64(f, 4, x->line) ||
-		    sqlite3_bind_text(f, 5, c->team, -1, SQLITE_STATIC) ||
-		    sqlite3_bind_text(f, 6, c->verdict, -1, SQLITE_STATIC) ||
-		    sqlite3_step(f) != SQLITE_DONE) {
-			rv = db_fail(s, s->w.db, e, "insert finding");
-			goto out;
-		}
-	}
-out:
-	sqlite3_reset(st);
-	sqlite3_clear_bindings(st);
-	sqlite3_reset(f);
-	sqlite3_clear_bindings(f);
-	return rv;
-}
-
-/* Run one batch of jobs on the writer connection. */
-static void
-run_batch(struct store_sqlite *s, struct job *list)
-{
-	sqlite3 *db = s->w.db;
-	struct job *j;
-	struct err e = { 0 };
-	bool any_put = false;
-
-	for (j = list; j != NULL; j = j->next) {
-		if (j->kind == JOB_PROBE) {
-			j->rv = sqlite3_step(s->w.beat) == SQLITE_DONE ? 0 :
-			    db_fail(s, db, j->e, "write probe");
-			sqlite3_reset(s->w.beat);
-		} else if (j->kind == JOB_CALL) {
-			j->rv = j->fn(db, j->arg, j->e);
-		} else if (j->kind == JOB_PRUNE) {
-			if (sqlite3_bind_text(s->w.prune, 1, j->before_id, -1,
-			    SQLITE_STATIC) ||
-			    sqlite3_bind_int(s->w.prune, 2, j->batch) ||
-			    sqlite3_step(s->w.prune) != SQLITE_DONE)
-				j->rv = db_fail(s, db, j->e, "prune");
-			else
-				j->deleted = sqlite3_changes(db);
-			sqlite3_reset(s->w.prune);
-		} else {
-			any_put = true;
-		}
-	}
-	if (!any_put)
-		return;
-	if (run(s->w.begin) != 0) {
-		db_fail(s, db, &e, "begin");
-		for (j = list; j != NULL; j = j->next)
-			if (j->kind == JOB_PUT)
-				j->rv = err_set(j->e, ERR_STORE, NULL, "%s",
-				    e.msg);
-		return;
-	}
-	for (j = list; j != NULL; j = j->next) {
-		if (j->kind != JOB_PUT)
-			continue;
-		if (run(s->w.savepoint) != 0) {
-			j->rv = db_fail(s, db, j->e, "savepoint");
-			continue;
-		}
-		j->rv = put_one(s, j->c, j->e);
-		if (j->rv != 0)
-			run(s->w.undo);
-		run(s->w.release);
-	}
-	if (run(s->w.commit) != 0) {
-		db_fail(s, db, &e, "commit");
-		run(s->w.rollback);
-		for (j = list; j != NULL; j = j->next)
-			if (j->kind == JOB_PUT && j->rv == 0)
-				j->rv = err_set(j->e, ERR_STORE, NULL, "%s",
-				    e.msg);
-	}
-}
-
-/*
- * Under steady load the background checkpointer never catches the last
- * frames, and SQLite only starts the WAL over once a checkpoint is
- * complete.  So past WAL_RESET_FRAMES the writer (the only one adding
- * frames) completes one itself; the next commit then rewinds the WAL and
- * journal_size_limit truncates it.  Most frames are already copied by the
- * checkpointer, so this is short.
- */
-static void
-bound_wal(struct store_sqlite *s)
-{
-	if (s->shared || s->wal_frames < WAL_RESET_FRAMES)
-		return;
-	sqlite3_wal_checkpoint_v2(s->w.db, NULL, SQLITE_CHECKPOINT_PASSIVE,
-	    NULL, NULL);
-	s->wal_frames = 0;
-}
-
-static void *
-writer_loop(void *arg)
-{
-	struct store_sqlite *s = arg;
-
-	pthread_mutex_lock(&s->qmu);
-	for (;;) {
-		struct job *list, *j, *rest = NULL;
-		struct reader *rd = NULL;
-		int n = 0;
-
-		while (s->head == NULL && !s->stop)
-			pthread_cond_wait(&s->qcv, &s->qmu);
-		if (s->head == NULL)
-			break;	/* stopping, and nothing left to write */
-		list = s->head;
-		for (j = list; j->next != NULL && ++n < BATCH_MAX; j = j->next)
-			;
-		rest = j->next;
-		j->next = NULL;
-		s->head = rest;
-		if (rest == NULL)
-			s->tail = NULL;
-		pthread_mutex_unlock(&s->qmu);
-		if (s->shared)
-			rd = reader_get(s);	/* one connection for both */
-		run_batch(s, list);
-		if (s->shared)
-			reader_put(s, rd);
-		pthread_mutex_lock(&s->qmu);
-		/* Callers first: wake them before any checkpoint work. */
-		for (j = list; j != NULL; j = j->next) {
-			if (j->rv != 0)
-				s->write_errors++;
-			j->done = true;
-		}
-		pthread_cond_broadcast(&s->dcv);
-		pthread_mutex_unlock(&s->qmu);
-		bound_wal(s);
-		pthread_mutex_lock(&s->qmu);
-	}
-	pthread_mutex_unlock(&s->qmu);
-	return NULL;
-}
-
-/* Queue j for the writer and wait until it has run. */
-static int
-submit(struct store_sqlite *s, struct job *j)
-{
-	pthread_mutex_lock(&s->qmu);
-	if (s->stop) {
-		pthread_mutex_unlock(&s->qmu);
-		return err_set(j->e, ERR_STORE, NULL, "store is closing");
-	}
-	j->next = NULL;
-	if (s->tail == NULL)
-		s->head = j;
-	else
-		s->tail->next = j;
-	s->tail = j;
-	pthread_cond_signal(&s->qcv);
-	while (!j->done)
-		pthread_cond_wait(&s->dcv, &s->qmu);
-	pthread_mutex_unlock(&s->qmu);
-	return j->rv;
-}
-
-/* The read connection's statements (its list and stats ones are
+/* The read connection's statements (the list, rule and stats ones are
    prepared on first use). */
 static int
 reader_open(struct store_sqlite *s, struct reader *rd, const char *path,
@@ -586,17 +328,28 @@ reader_open(struct store_sqlite *s, struct reader *rd, const char *path,
 			rv = exec(rd->db, "PRAGMA query_only = 1", e);
 	}
 	if (rv == 0)
-		rv = prepare(rd->db, &rd->get_check, "SELECT " CHECK_COLUMNS
-		    " FROM checks WHERE id = ?1 AND (?2 IS NULL OR team = ?2)",
-		    e);
+		rv = store_prepare(rd->db, &rd->get_check, "SELECT "
+		    CHECK_COLUMNS " FROM checks WHERE id = ?1 AND "
+		    "(?2 IS NULL OR team = ?2)", e);
 	if (rv == 0)
-		rv = prepare(rd->db, &rd->find_token,
+		rv = store_prepare(rd->db, &rd->find_token,
 		    "SELECT id, team, admin, created_at, 0 FROM tokens WHERE "
 		    "token_sha256 = ?1 AND revoked_at IS NULL", e);
 	if (rv == 0)
-		rv = prepare(rd->db, &rd->get_idem, "SELECT "
+		rv = store_prepare(rd->db, &rd->get_idem, "SELECT "
 		    CHECK_COLUMNS " FROM checks WHERE team = ?1 AND "
 		    "idem_key = ?2", e);
+	if (rv == 0)
+		rv = store_prepare(rd->db, &rd->by_seq, "SELECT " LIST_COLUMNS
+		    " FROM checks c WHERE c.seq = ?1", e);
+	/* The next team after ?1 (an integer sorts below every text), one
+	   index seek each: the teams of check_rules without a scan. */
+	if (rv == 0)
+		rv = store_prepare(rd->db, &rd->teams, "SELECT team FROM "
+		    "check_rules WHERE team > ?1 ORDER BY team LIMIT 1", e);
+	if (rv == 0)
+		rv = store_prepare(rd->db, &rd->rule_names,
+		    "SELECT id, name FROM rules", e);
 	if (rv == 0)
 		sqlite3_progress_handler(rd->db, 1000, over_budget, rd);
 	return rv;
@@ -610,8 +363,13 @@ reader_close(struct store_sqlite *s, struct reader *rd)
 	sqlite3_finalize(rd->get_check);
 	sqlite3_finalize(rd->get_idem);
 	sqlite3_finalize(rd->find_token);
-	for (i = 0; i < LIST_VARIANTS; i++)
+	sqlite3_finalize(rd->by_seq);
+	sqlite3_finalize(rd->teams);
+	sqlite3_finalize(rd->rule_names);
+	for (i = 0; i < LIST_VARIANTS; i++) {
 		sqlite3_finalize(rd->list[i]);
+		sqlite3_finalize(rd->rule_list[i]);
+	}
 	sqlite3_finalize(rd->stats[0]);
 	sqlite3_finalize(rd->stats[1]);
 	if (rd->db != NULL && !s->shared)
@@ -688,6 +446,7 @@ health_loop(void *arg)
 	return NULL;
 }
 
+
 int
 store_sqlite_open(struct store_sqlite **out, const char *path,
     bool full_sync, struct err *e)
@@ -702,8 +461,8 @@ store_sqlite_open(struct store_sqlite **out, const char *path,
 	pthread_mutex_init(&s->rmu, NULL);
 	pthread_mutex_init(&s->emu, NULL);
 	pthread_mutex_init(&s->qmu, NULL);
+	pthread_mutex_init(&s->cmu, NULL);
 	pthread_cond_init(&s->qcv, NULL);
-	pthread_cond_init(&s->dcv, NULL);
 	pthread_cond_init(&s->ccv, NULL);
 	pthread_cond_init(&s->rcv, NULL);
 	pthread_cond_init(&s->hcv, NULL);
@@ -728,6 +487,12 @@ store_sqlite_open(struct store_sqlite **out, const char *path,
 		close(fd);
 	}
 	rv = open_conn(&s->w.db, path, e);
+	/* A new file gets 1 KiB pages: a commit rewrites about ten index
+	   pages whatever it holds, and smaller pages write fewer bytes for
+	   that (issue #16).  An existing file keeps its pages (WAL mode
+	   cannot change them). */
+	if (rv == 0)
+		rv = exec(s->w.db, "PRAGMA page_size = " STORE_PAGE_SIZE, e);
 	if (rv == 0)
 		rv = exec(s->w.db, "PRAGMA foreign_keys = ON", e);
 	if (rv == 0 && !s->shared)
@@ -735,10 +500,13 @@ store_sqlite_open(struct store_sqlite **out, const char *path,
 	if (rv == 0)
 		rv = exec(s->w.db, full_sync ? "PRAGMA synchronous = FULL" :
 		    "PRAGMA synchronous = NORMAL", e);
+	/* The checkpointer thread checkpoints; the writer never does. */
 	if (rv == 0 && !s->shared)
 		rv = exec(s->w.db, "PRAGMA wal_autocheckpoint = 0", e);
+	/* The WAL file is reused up to the size at which the writer restarts
+	   it (CKPT_CAP), not truncated and grown again. */
 	if (rv == 0 && !s->shared)
-		rv = exec(s->w.db, "PRAGMA journal_size_limit = 67108864", e);
+		rv = exec(s->w.db, "PRAGMA journal_size_limit = 268435456", e);
 	if (rv == 0) {
 		struct err qe = { 0 };
 
@@ -751,35 +519,9 @@ store_sqlite_open(struct store_sqlite **out, const char *path,
 	if (rv == 0)
 		rv = migrate(s, e);
 	if (rv == 0)
-		rv = prepare(s->w.db, &s->w.ins_check,
-		    "INSERT INTO checks (id, created_at, team, name, "
-		    "config_sha256, verdict, errors, warnings, infos, context, "
-		    "report, config, idem_key, body_sha256) VALUES "
-		    "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
-		    "?14)", e);
+		rv = page_size(s->w.db, &s->page_size, e);
 	if (rv == 0)
-		rv = prepare(s->w.db, &s->w.ins_finding,
-		    "INSERT INTO findings (check_id, rule, severity, line, "
-		    "team, verdict) VALUES (?1, ?2, ?3, ?4, ?5, ?6)", e);
-	if (rv == 0)
-		rv = prepare(s->w.db, &s->w.beat,
-		    "UPDATE health SET beat = beat + 1 WHERE id = 1", e);
-	if (rv == 0)
-		rv = prepare(s->w.db, &s->w.prune,
-		    "DELETE FROM checks WHERE rowid IN (SELECT rowid FROM "
-		    "checks WHERE id < ?1 ORDER BY id LIMIT ?2)", e);
-	if (rv == 0)
-		rv = prepare(s->w.db, &s->w.begin, "BEGIN IMMEDIATE", e);
-	if (rv == 0)
-		rv = prepare(s->w.db, &s->w.commit, "COMMIT", e);
-	if (rv == 0)
-		rv = prepare(s->w.db, &s->w.rollback, "ROLLBACK", e);
-	if (rv == 0)
-		rv = prepare(s->w.db, &s->w.savepoint, "SAVEPOINT one", e);
-	if (rv == 0)
-		rv = prepare(s->w.db, &s->w.release, "RELEASE one", e);
-	if (rv == 0)
-		rv = prepare(s->w.db, &s->w.undo, "ROLLBACK TO one", e);
+		rv = store_writer_prepare(s, e);
 	if (rv != 0)
 		goto fail;
 	if (!s->shared) {
@@ -788,25 +530,14 @@ store_sqlite_open(struct store_sqlite **out, const char *path,
 			rv = exec(s->ckpt_db, "PRAGMA journal_mode = WAL", e);
 		if (rv != 0)
 			goto fail;
-		sqlite3_wal_hook(s->w.db, wal_hook, s);
 	}
 	for (i = 0; i < s->nreaders && rv == 0; i++)
 		rv = reader_open(s, &s->r[i], path, e);
+	if (rv == 0)
+		rv = store_writer_start(s, e);
 	if (rv != 0)
 		goto fail;
-	if (pthread_create(&s->writer_thread, NULL, writer_loop, s) != 0) {
-		rv = err_set(e, ERR_STORE, NULL, "cannot start the writer");
-		goto fail;
-	}
-	s->writer_started = true;
 	if (!s->shared) {
-		if (pthread_create(&s->ckpt_thread, NULL, checkpoint_loop,
-		    s) != 0) {
-			rv = err_set(e, ERR_STORE, NULL,
-			    "cannot start the checkpointer");
-			goto fail;
-		}
-		s->ckpt_started = true;
 		if (pthread_create(&s->health_thread, NULL, health_loop,
 		    s) != 0) {
 			rv = err_set(e, ERR_STORE, NULL,
@@ -829,40 +560,23 @@ store_sqlite_close(struct store_sqlite *s)
 
 	if (s == NULL)
 		return;
+	store_writer_stop(s);
 	pthread_mutex_lock(&s->qmu);
-	s->stop = true;
-	pthread_cond_broadcast(&s->qcv);
-	pthread_cond_broadcast(&s->ccv);
 	pthread_cond_broadcast(&s->hcv);
 	pthread_mutex_unlock(&s->qmu);
-	/* The writer finishes what is queued before it exits. */
-	if (s->writer_started)
-		pthread_join(s->writer_thread, NULL);
-	if (s->ckpt_started)
-		pthread_join(s->ckpt_thread, NULL);
 	if (s->health_started)
 		pthread_join(s->health_thread, NULL);
 	for (i = 0; i < READERS; i++)
 		reader_close(s, &s->r[i]);
-	sqlite3_finalize(s->w.ins_check);
-	sqlite3_finalize(s->w.ins_finding);
-	sqlite3_finalize(s->w.beat);
-	sqlite3_finalize(s->w.prune);
-	sqlite3_finalize(s->w.begin);
-	sqlite3_finalize(s->w.commit);
-	sqlite3_finalize(s->w.rollback);
-	sqlite3_finalize(s->w.savepoint);
-	sqlite3_finalize(s->w.release);
-	sqlite3_finalize(s->w.undo);
 	sqlite3_close_v2(s->ckpt_db);
 	/* The last connection to close checkpoints the WAL away. */
 	sqlite3_close_v2(s->w.db);
 	pthread_cond_destroy(&s->qcv);
-	pthread_cond_destroy(&s->dcv);
 	pthread_cond_destroy(&s->ccv);
 	pthread_cond_destroy(&s->rcv);
 	pthread_cond_destroy(&s->hcv);
 	pthread_mutex_destroy(&s->qmu);
+	pthread_mutex_destroy(&s->cmu);
 	pthread_mutex_destroy(&s->rmu);
 	pthread_mutex_destroy(&s->emu);
 	free(s->path);
@@ -889,6 +603,8 @@ store_sqlite_version(struct store_sqlite *s)
 {
 	return s->version;
 }
+
+/* ---- reads ----------------------------------------------------------- */
 
 /* Copy column i as a NUL-terminated arena string ("" for NULL). */
 static const char *
@@ -936,18 +652,6 @@ read_row(struct store_check *c, sqlite3_stmt *st, bool full,
 }
 
 static int
-put_check(void *self, const struct store_check *c, struct err *e)
-{
-	struct job j;
-
-	memset(&j, 0, sizeof(j));
-	j.kind = JOB_PUT;
-	j.c = c;
-	j.e = e;
-	return submit(self, &j);
-}
-
-static int
 get_one(struct store_sqlite *s, struct reader *rd, sqlite3_stmt *st,
     struct store_check *out, struct arena *a, struct err *e)
 {
@@ -956,7 +660,7 @@ get_one(struct store_sqlite *s, struct reader *rd, sqlite3_stmt *st,
 	if (rc == SQLITE_DONE)
 		rv = err_set(e, ERR_NOTFOUND, NULL, "no such check");
 	else if (rc != SQLITE_ROW)
-		rv = db_fail(s, rd->db, e, "select check");
+		rv = store_db_fail(s, rd->db, e, "select check");
 	else
 		rv = read_row(out, st, true, a, e);
 	sqlite3_reset(st);
@@ -969,17 +673,17 @@ get_check(void *self, struct store_check *out, const char *id,
     const char *team, struct arena *a, struct err *e)
 {
 	struct store_sqlite *s = self;
-	struct reader *rd = reader_get(s);
+	struct reader *rd = store_reader_get(s);
 	sqlite3_stmt *st = rd->get_check;
 	int rv;
 
 	if (sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC) ||
 	    (team != NULL ? sqlite3_bind_text(st, 2, team, -1, SQLITE_STATIC)
 	    : sqlite3_bind_null(st, 2)))
-		rv = db_fail(s, rd->db, e, "bind");
+		rv = store_db_fail(s, rd->db, e, "bind");
 	else
 		rv = get_one(s, rd, st, out, a, e);
-	reader_put(s, rd);
+	store_reader_put(s, rd);
 	return rv;
 }
 
@@ -988,28 +692,45 @@ get_by_idem(void *self, struct store_check *out, const char *team,
     const char *key, struct arena *a, struct err *e)
 {
 	struct store_sqlite *s = self;
-	struct reader *rd = reader_get(s);
+	struct reader *rd = store_reader_get(s);
 	sqlite3_stmt *st = rd->get_idem;
 	int rv;
 
 	if (sqlite3_bind_text(st, 1, team, -1, SQLITE_STATIC) ||
 	    sqlite3_bind_text(st, 2, key, -1, SQLITE_STATIC))
-		rv = db_fail(s, rd->db, e, "bind");
+		rv = store_db_fail(s, rd->db, e, "bind");
 	else
 		rv = get_one(s, rd, st, out, a, e);
-	reader_put(s, rd);
+	store_reader_put(s, rd);
 	return rv;
 }
 
 /*
- * The list query for a set of filters.  Only these constant fragments are
- * ever joined; every value is bound.
+ * The list queries for a set of filters.  Only these constant fragments
+ * are ever joined; every value is bound: ?1 cursor ("~", above every id,
+ * when absent), ?2 team, ?3 name, ?4 verdict, ?5 rule, ?6 since, ?7
+ * until, ?8 limit.
  */
 enum {
 	F_TEAM = 1, F_NAME = 2, F_VERDICT = 4, F_RULE = 8, F_SINCE = 16,
 	F_UNTIL = 32
 };
 
+static size_t
+add_filters(char *sql, size_t cap, size_t n, unsigned mask)
+{
+	if (mask & F_NAME)
+		n += (size_t)snprintf(sql + n, cap - n, " AND c.name = ?3");
+	if (mask & F_VERDICT)
+		n += (size_t)snprintf(sql + n, cap - n, " AND c.verdict = ?4");
+	return n;
+}
+
+/*
+ * Without a rule: plain comparisons on id, so each filter is a range of
+ * an index (checks_team_id, checks_team_name_id, or the id's own) and a
+ * page costs O(log n + limit).
+ */
 static sqlite3_stmt *
 list_stmt(struct reader *rd, unsigned mask, struct err *e)
 {
@@ -1018,38 +739,54 @@ list_stmt(struct reader *rd, unsigned mask, struct err *e)
 
 	if (rd->list[mask] != NULL)
 		return rd->list[mask];
-	/*
-	 * Plain comparisons only (the cursor is bound to "~", above every
-	 * id, when absent), so each filter is a range on an index and a
-	 * page costs O(log n + limit).  With a rule, the walk is driven by
-	 * findings_rule_check (migration 0003) from the cursor down, one
-	 * row per check; the other filters apply to the joined check.
-	 */
-	n = (size_t)snprintf(sql, sizeof(sql), "SELECT %s FROM %s", LIST_COLUMNS,
-	    (mask & F_RULE) ? "findings f CROSS JOIN checks c ON c.id = "
-	    "f.check_id WHERE f.rule = ?5 AND f.severity <> 'info' AND "
-	    "f.check_id < ?1" : "checks c WHERE c.id < ?1");
+	n = (size_t)snprintf(sql, sizeof(sql), "SELECT %s FROM checks c "
+	    "WHERE c.id < ?1", LIST_COLUMNS);
 	if (mask & F_TEAM)
 		n += (size_t)snprintf(sql + n, sizeof(sql) - n,
 		    " AND c.team = ?2");
-	if (mask & F_NAME)
-		n += (size_t)snprintf(sql + n, sizeof(sql) - n,
-		    " AND c.name = ?3");
-	if (mask & F_VERDICT)
-		n += (size_t)snprintf(sql + n, sizeof(sql) - n,
-		    " AND c.verdict = ?4");
+	n = add_filters(sql, sizeof(sql), n, mask);
 	if (mask & F_SINCE)
 		n += (size_t)snprintf(sql + n, sizeof(sql) - n,
 		    " AND c.id >= ?6");
 	if (mask & F_UNTIL)
 		n += (size_t)snprintf(sql + n, sizeof(sql) - n,
 		    " AND c.id < ?7");
-	snprintf(sql + n, sizeof(sql) - n, (mask & F_RULE) ?
-	    " GROUP BY f.check_id ORDER BY f.check_id DESC LIMIT ?8" :
-	    " ORDER BY c.id DESC LIMIT ?8");
-	if (prepare(rd->db, &rd->list[mask], sql, e) != 0)
+	snprintf(sql + n, sizeof(sql) - n, " ORDER BY c.id DESC LIMIT ?8");
+	if (store_prepare(rd->db, &rd->list[mask], sql, e) != 0)
 		return NULL;
 	return rd->list[mask];
+}
+
+/*
+ * With a rule: the walk is check_rules' key (team, rule, seq) from the
+ * cursor's key down, one entry per check; cursor, since and until become
+ * keys through the id index (KEY_AT), exact because keys sort as ids.
+ * mask has F_TEAM: the rows of one team.  Without F_TEAM: the same walk
+ * for the team bound to ?2, keys only (rule_merge merges the teams).
+ */
+static sqlite3_stmt *
+rule_stmt(struct reader *rd, unsigned mask, struct err *e)
+{
+	char sql[1400];
+	size_t n;
+
+	if (rd->rule_list[mask] != NULL)
+		return rd->rule_list[mask];
+	n = (size_t)snprintf(sql, sizeof(sql), "SELECT %s FROM check_rules "
+	    "r CROSS JOIN checks c ON c.seq = r.seq WHERE r.team = ?2 AND "
+	    "r.rule = (SELECT id FROM rules WHERE name = ?5) AND r.seq < "
+	    KEY_AT("?1"), (mask & F_TEAM) ? LIST_COLUMNS : "r.seq");
+	n = add_filters(sql, sizeof(sql), n, mask);
+	if (mask & F_SINCE)
+		n += (size_t)snprintf(sql + n, sizeof(sql) - n,
+		    " AND r.seq >= " KEY_AT("?6"));
+	if (mask & F_UNTIL)
+		n += (size_t)snprintf(sql + n, sizeof(sql) - n,
+		    " AND r.seq < " KEY_AT("?7"));
+	snprintf(sql + n, sizeof(sql) - n, " ORDER BY r.seq DESC LIMIT ?8");
+	if (store_prepare(rd->db, &rd->rule_list[mask], sql, e) != 0)
+		return NULL;
+	return rd->rule_list[mask];
 }
 
 static int
@@ -1060,6 +797,131 @@ bind_opt(sqlite3_stmt *st, int i, const char *v)
 }
 
 static int
+bind_query(sqlite3_stmt *st, const struct store_query *q, const char *team)
+{
+	return sqlite3_bind_text(st, 1, q->before_id != NULL ? q->before_id :
+	    "~", -1, SQLITE_STATIC) || bind_opt(st, 2, team) ||
+	    bind_opt(st, 3, q->name) || bind_opt(st, 4, q->verdict) ||
+	    bind_opt(st, 5, q->rule) || bind_opt(st, 6, q->since_id) ||
+	    bind_opt(st, 7, q->until_id) ||
+	    sqlite3_bind_int64(st, 8, q->limit);
+}
+
+/* Step st for list rows into items[*k...], up to q->limit and the byte
+   cap. */
+static int
+read_rows(struct store_sqlite *s, struct reader *rd, sqlite3_stmt *st,
+    struct store_check *items, size_t *k, size_t *bytes,
+    const struct store_query *q, struct arena *a, struct err *e)
+{
+	int rc = SQLITE_DONE, rv;
+
+	while (*k < q->limit && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		rv = read_row(&items[*k], st, false, a, e);
+		if (rv != 0)
+			return rv;
+		*bytes += strlen(items[*k].json);
+		(*k)++;
+		if (q->max_bytes > 0 && *bytes > q->max_bytes && *k >= 2)
+			return 0;	/* a page's worth, and proof of more */
+	}
+	if (*k < q->limit && rc != SQLITE_DONE)
+		return store_db_fail(s, rd->db, e, "list checks");
+	return 0;
+}
+
+static int
+cmp_key_desc(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/*
+ * A rule filter across every team (an admin without ?team=): the first
+ * q->limit keys of each team (teams found by seeks, not a scan), the
+ * largest q->limit of them all, then those rows by key.  O(teams x
+ * limit) index steps, whatever the table's size.
+ */
+static int
+rule_merge(struct store_sqlite *s, struct reader *rd, unsigned mask,
+    struct store_check *items, size_t *k, const struct store_query *q,
+    struct arena *a, struct err *e)
+{
+	sqlite3_stmt *st = rule_stmt(rd, mask & ~(unsigned)F_TEAM, e);
+	sqlite3_stmt *tm = rd->teams;
+	int64_t *keys = NULL;
+	size_t nk = 0, cap = 0, i, bytes = 0;
+	const char *team;
+	int rc, rv = 0;
+
+	if (st == NULL)
+		return ERR_STORE;
+	sqlite3_bind_int(tm, 1, 0);	/* below every team */
+	while ((rc = sqlite3_step(tm)) == SQLITE_ROW) {
+		team = col_text(tm, 0, NULL, a);
+		sqlite3_reset(tm);
+		if (team == NULL) {
+			rv = err_set(e, ERR_NOMEM, NULL, "out of memory");
+			goto out;
+		}
+		if (bind_query(st, q, team)) {
+			rv = store_db_fail(s, rd->db, e, "bind");
+			goto out;
+		}
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			if (nk == cap) {
+				int64_t *grown;
+
+				cap = cap == 0 ? 2 * (size_t)q->limit : 2 * cap;
+				grown = ARENA_NEW(a, int64_t, cap);
+				if (grown == NULL) {
+					rv = err_set(e, ERR_NOMEM, NULL,
+					    "out of memory");
+					goto out;
+				}
+				if (nk > 0)
+					memcpy(grown, keys, nk * sizeof(*keys));
+				keys = grown;
+			}
+			keys[nk++] = sqlite3_column_int64(st, 0);
+		}
+		sqlite3_reset(st);
+		if (rc != SQLITE_DONE) {
+			rv = store_db_fail(s, rd->db, e, "list checks");
+			goto out;
+		}
+		if (sqlite3_bind_text(tm, 1, team, -1, SQLITE_STATIC)) {
+			rv = store_db_fail(s, rd->db, e, "bind");
+			goto out;
+		}
+	}
+	if (rc != SQLITE_DONE) {
+		rv = store_db_fail(s, rd->db, e, "list teams");
+		goto out;
+	}
+	if (nk > 1)
+		qsort(keys, nk, sizeof(*keys), cmp_key_desc);
+	for (i = 0; i < nk && *k < q->limit && rv == 0; i++) {
+		if (sqlite3_bind_int64(rd->by_seq, 1, keys[i])) {
+			rv = store_db_fail(s, rd->db, e, "bind");
+			break;
+		}
+		rv = read_rows(s, rd, rd->by_seq, items, k, &bytes, q, a, e);
+		sqlite3_reset(rd->by_seq);
+		if (q->max_bytes > 0 && bytes > q->max_bytes && *k >= 2)
+			break;
+	}
+out:
+	sqlite3_reset(tm);
+	sqlite3_clear_bindings(tm);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return rv;
+}
+
+static int
 list_checks(void *self, struct store_check **out, size_t *n,
     const struct store_query *q, struct arena *a, struct err *e)
 {
@@ -1067,49 +929,38 @@ list_checks(void *self, struct store_check **out, size_t *n,
 	unsigned mask = (q->team ? F_TEAM : 0) | (q->name ? F_NAME : 0) |
 	    (q->verdict ? F_VERDICT : 0) | (q->rule ? F_RULE : 0) |
 	    (q->since_id ? F_SINCE : 0) | (q->until_id ? F_UNTIL : 0);
-	sqlite3_stmt *st;
+	sqlite3_stmt *st = NULL;
 	struct reader *rd;
 	struct store_check *items;
 	size_t k = 0, bytes = 0;
-	int rc, rv = 0;
+	int rv = 0;
 
 	*out = NULL;
 	*n = 0;
 	items = ARENA_NEW(a, struct store_check, q->limit);
 	if (items == NULL)
 		return err_set(e, ERR_NOMEM, NULL, "out of memory");
-	rd = reader_get(s);
-	st = list_stmt(rd, mask, e);
+	rd = store_reader_get(s);
+	if ((mask & F_RULE) && !(mask & F_TEAM)) {
+		rv = rule_merge(s, rd, mask, items, &k, q, a, e);
+		goto out;
+	}
+	st = (mask & F_RULE) ? rule_stmt(rd, mask, e) : list_stmt(rd, mask, e);
 	if (st == NULL) {
 		rv = ERR_STORE;
 		goto out;
 	}
-	if (sqlite3_bind_text(st, 1, q->before_id != NULL ? q->before_id :
-	    "~", -1, SQLITE_STATIC) || bind_opt(st, 2, q->team) ||
-	    bind_opt(st, 3, q->name) || bind_opt(st, 4, q->verdict) ||
-	    bind_opt(st, 5, q->rule) ||
-	    bind_opt(st, 6, q->since_id) || bind_opt(st, 7, q->until_id) ||
-	    sqlite3_bind_int64(st, 8, q->limit)) {
-		rv = db_fail(s, rd->db, e, "bind");
+	if (bind_query(st, q, q->team)) {
+		rv = store_db_fail(s, rd->db, e, "bind");
 		goto out;
 	}
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW && k < q->limit) {
-		rv = read_row(&items[k], st, false, a, e);
-		if (rv != 0)
-			goto out;
-		bytes += strlen(items[k].json);
-		k++;
-		if (q->max_bytes > 0 && bytes > q->max_bytes && k >= 2)
-			break;	/* a page's worth, and proof of more */
-	}
-	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-		rv = db_fail(s, rd->db, e, "list checks");
+	rv = read_rows(s, rd, st, items, &k, &bytes, q, a, e);
 out:
 	if (st != NULL) {
 		sqlite3_reset(st);
 		sqlite3_clear_bindings(st);
 	}
-	reader_put(s, rd);
+	store_reader_put(s, rd);
 	if (rv == 0) {
 		*out = items;
 		*n = k;
@@ -1117,6 +968,85 @@ out:
 	return rv;
 }
 
+/* ---- rule statistics ------------------------------------------------- */
+
+#define STATS_TEAM_SQL "SELECT verdict, findings FROM checks WHERE " \
+	"team = ?2 AND id >= ?1"
+#define STATS_ALL_SQL "SELECT verdict, findings FROM checks WHERE id >= ?1"
+
+/* Findings of one rule in checks of one verdict. */
+struct tally {
+	long count;		/* findings */
+	long checks;		/* distinct checks */
+	long last;		/* the last check counted (1-based), for
+				   checks */
+};
+
+static const char *const verdicts[3] = { "fail", "pass", "warn" };
+
+static int
+verdict_index(const char *v)
+{
+	int i;
+
+	for (i = 0; i < 3; i++)
+		if (v != NULL && strcmp(v, verdicts[i]) == 0)
+			return i;
+	return -1;
+}
+
+/*
+ * Count the findings column of one check ("[[rule, severity, line],
+ * ...]", migrations/0006) into t: every inner array starts with its rule
+ * id, the only '[' followed by a digit.
+ */
+static void
+tally_findings(struct tally *t, size_t nrules, const char *f, int v,
+    long check)
+{
+	const char *p = f;
+
+	while (p != NULL && (p = strchr(p, '[')) != NULL) {
+		size_t id = 0;
+		struct tally *x;
+
+		p++;
+		if (*p < '0' || *p > '9')
+			continue;
+		while (*p >= '0' && *p <= '9' && id < RULES_MAX)
+			id = id * 10 + (size_t)(*p++ - '0');
+		if (id >= nrules)
+			continue;	/* not in rules: cannot be named */
+		x = &t[id * 3 + (size_t)v];
+		x->count++;
+		if (x->last != check) {
+			x->last = check;
+			x->checks++;
+		}
+	}
+}
+
+struct named {
+	const char *rule;
+	int v;
+	const struct tally *t;
+};
+
+static int
+cmp_named(const void *a, const void *b)
+{
+	const struct named *x = a, *y = b;
+	int c = strcmp(x->rule, y->rule);
+
+	return c != 0 ? c : x->v - y->v;
+}
+
+/*
+ * Rule statistics walk the checks of the team (checks_team_id) or of
+ * everyone (the id index) from since_id on, reading each row's verdict
+ * and findings column (its first page) and counting in C; rule names
+ * come from the rules table of the same read transaction.
+ */
 static int
 rule_stats(void *self, struct store_rule_stat **out, size_t *n,
     const char *team, const char *since_id, struct arena *a, struct err *e)
@@ -1124,72 +1054,116 @@ rule_stats(void *self, struct store_rule_stat **out, size_t *n,
 	struct store_sqlite *s = self;
 	int which = team != NULL ? 1 : 0;
 	struct reader *rd;
-	sqlite3_stmt *st;
+	sqlite3_stmt *st, *rn;
 	struct store_rule_stat *items = NULL;
-	size_t k = 0, cap = 0;
-	int rc, rv = 0;
+	struct named *order = NULL;
+	struct tally *t = NULL;
+	const char **names = NULL;
+	size_t nrules = 0, k = 0, i;
+	long check = 0;
+	int rc, rv = 0, v;
 
 	*out = NULL;
 	*n = 0;
-	rd = reader_get(s);
-	/* With a team, findings_team_check (migration 0004) walks only
-	   that team's rows from since_id on. */
-	if (rd->stats[which] == NULL && prepare(rd->db, &rd->stats[which],
-	    which ?
-	    "SELECT rule, verdict, count(*), count(DISTINCT check_id) "
-	    "FROM findings WHERE team = ?2 AND check_id >= ?1 "
-	    "GROUP BY rule, verdict ORDER BY rule, verdict" :
-	    "SELECT rule, verdict, count(*), count(DISTINCT check_id) "
-	    "FROM findings WHERE check_id >= ?1 "
-	    "GROUP BY rule, verdict ORDER BY rule, verdict", e) != 0) {
-		reader_put(s, rd);
+	rd = store_reader_get(s);
+	if (rd->stats[which] == NULL && store_prepare(rd->db,
+	    &rd->stats[which], which ? STATS_TEAM_SQL : STATS_ALL_SQL,
+	    e) != 0) {
+		store_reader_put(s, rd);
 		return ERR_STORE;
 	}
 	st = rd->stats[which];
-	if (sqlite3_bind_text(st, 1, since_id != NULL ? since_id : "", -1,
-	    SQLITE_STATIC) ||
-	    (team != NULL && sqlite3_bind_text(st, 2, team, -1,
-	    SQLITE_STATIC))) {
-		rv = db_fail(s, rd->db, e, "bind");
+	rn = rd->rule_names;
+	/* One read transaction, so the names cover every id counted. */
+	if (exec(rd->db, "BEGIN", e) != 0) {
+		store_reader_put(s, rd);
+		return store_db_fail(s, rd->db, e, "begin");
+	}
+	while ((rc = sqlite3_step(rn)) == SQLITE_ROW) {
+		long long id = sqlite3_column_int64(rn, 0);
+
+		if (id >= 0 && id < RULES_MAX && (size_t)id >= nrules)
+			nrules = (size_t)id + 1;
+	}
+	sqlite3_reset(rn);
+	if (rc != SQLITE_DONE) {
+		rv = store_db_fail(s, rd->db, e, "rule names");
 		goto out;
 	}
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (k == cap) {
-			struct store_rule_stat *grown;
+	names = ARENA_NEW(a, const char *, nrules + 1);
+	t = ARENA_NEW(a, struct tally, 3 * (nrules + 1));
+	if (names == NULL || t == NULL) {
+		rv = err_set(e, ERR_NOMEM, NULL, "out of memory");
+		goto out;
+	}
+	while ((rc = sqlite3_step(rn)) == SQLITE_ROW) {
+		long long id = sqlite3_column_int64(rn, 0);
 
-			cap = cap == 0 ? 32 : cap * 2;
-			grown = ARENA_NEW(a, struct store_rule_stat, cap);
-			if (grown == NULL) {
+		if (id >= 0 && (size_t)id < nrules) {
+			names[id] = col_text(rn, 1, NULL, a);
+			if (names[id] == NULL) {
 				rv = err_set(e, ERR_NOMEM, NULL,
 				    "out of memory");
 				goto out;
 			}
-			if (k > 0)
-				memcpy(grown, items, k * sizeof(*items));
-			items = grown;
 		}
-		items[k].rule = col_text(st, 0, NULL, a);
-		items[k].verdict = col_text(st, 1, NULL, a);
-		items[k].count = (long)sqlite3_column_int64(st, 2);
-		items[k].checks = (long)sqlite3_column_int64(st, 3);
-		if (items[k].rule == NULL || items[k].verdict == NULL) {
-			rv = err_set(e, ERR_NOMEM, NULL, "out of memory");
-			goto out;
-		}
-		k++;
 	}
-	if (rc != SQLITE_DONE)
-		rv = db_fail(s, rd->db, e, "rule stats");
+	sqlite3_reset(rn);
+	if (sqlite3_bind_text(st, 1, since_id != NULL ? since_id : "", -1,
+	    SQLITE_STATIC) ||
+	    (team != NULL && sqlite3_bind_text(st, 2, team, -1,
+	    SQLITE_STATIC))) {
+		rv = store_db_fail(s, rd->db, e, "bind");
+		goto out;
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		v = verdict_index((const char *)sqlite3_column_text(st, 0));
+		if (v >= 0)
+			tally_findings(t, nrules, (const char *)
+			    sqlite3_column_text(st, 1), v, ++check);
+	}
+	if (rc != SQLITE_DONE) {
+		rv = store_db_fail(s, rd->db, e, "rule stats");
+		goto out;
+	}
+	order = ARENA_NEW(a, struct named, 3 * nrules + 1);
+	if (order == NULL) {
+		rv = err_set(e, ERR_NOMEM, NULL, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < 3 * nrules; i++)
+		if (t[i].count > 0 && names[i / 3] != NULL) {
+			order[k].rule = names[i / 3];
+			order[k].v = (int)(i % 3);
+			order[k].t = &t[i];
+			k++;
+		}
+	qsort(order, k, sizeof(*order), cmp_named);
+	items = ARENA_NEW(a, struct store_rule_stat, k + 1);
+	if (items == NULL) {
+		rv = err_set(e, ERR_NOMEM, NULL, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < k; i++) {
+		items[i].rule = order[i].rule;
+		items[i].verdict = verdicts[order[i].v];
+		items[i].count = order[i].t->count;
+		items[i].checks = order[i].t->checks;
+	}
 out:
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
-	reader_put(s, rd);
+	sqlite3_reset(rn);
+	sqlite3_exec(rd->db, "COMMIT", NULL, NULL, NULL);
+	store_reader_put(s, rd);
 	if (rv == 0) {
 		*out = items;
 		*n = k;
 	}
 	return rv;
 }
+
+/* ---- health, size ---------------------------------------------------- */
 
 static int
 ready(void *self, struct err *e)
@@ -1219,7 +1193,7 @@ ready(void *self, struct err *e)
 	memset(&j, 0, sizeof(j));
 	j.kind = JOB_PROBE;
 	j.e = e;
-	if (submit(s, &j) != 0)
+	if (store_job_run(s, &j) != 0)
 		return j.rv;
 	pthread_mutex_lock(&s->emu);
 	if ((s->last_err & 0xff) != SQLITE_CORRUPT &&
@@ -1235,20 +1209,21 @@ info(void *self, struct store_info *out)
 	struct store_sqlite *s = self;
 	struct reader *rd;
 	sqlite3_stmt *st = NULL;
-	long long pages = 0, size = 0;
 
 	memset(out, 0, sizeof(*out));
-	rd = reader_get(s);
+	rd = store_reader_get(s);
 	if (sqlite3_prepare_v2(rd->db, "SELECT page_count * page_size FROM "
 	    "pragma_page_count(), pragma_page_size()", -1, &st, NULL) ==
 	    SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-		size = sqlite3_column_int64(st, 0);
+		out->db_bytes = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
-	(void)pages;
-	out->db_bytes = size;
+	store_reader_put(s, rd);
 	out->schema_version = s->version;
 	out->schema_latest = migrations_count;
-	reader_put(s, rd);
+	out->committed = atomic_load(&s->committed);
+	out->commits = atomic_load(&s->commits);
+	out->checkpoints = atomic_load(&s->checkpoints);
+	store_vfs_counts(&out->syncs, &out->bytes_written);
 	pthread_mutex_lock(&s->qmu);
 	out->write_errors = s->write_errors;
 	pthread_mutex_unlock(&s->qmu);
@@ -1266,7 +1241,7 @@ store_sqlite_prune(struct store_sqlite *s, const char *before_id, int batch,
 	j.before_id = before_id;
 	j.batch = batch;
 	j.e = e;
-	rv = submit(s, &j);
+	rv = store_job_run(s, &j);
 	*deleted = j.deleted;
 	return rv;
 }
@@ -1296,7 +1271,7 @@ token_add_fn(sqlite3 *db, void *arg, struct err *e)
 	    sqlite3_bind_text(st, 3, t->sha, -1, SQLITE_STATIC) ||
 	    sqlite3_bind_int64(st, 4, t->now_ms) ||
 	    sqlite3_step(st) != SQLITE_DONE)
-		rv = db_fail(NULL, db, e, "add token");
+		rv = store_db_fail(NULL, db, e, "add token");
 	else
 		t->id = sqlite3_last_insert_rowid(db);
 	sqlite3_finalize(st);
@@ -1315,7 +1290,7 @@ token_revoke_fn(sqlite3 *db, void *arg, struct err *e)
 	    sqlite3_bind_int64(st, 1, t->now_ms) ||
 	    sqlite3_bind_int64(st, 2, t->id) ||
 	    sqlite3_step(st) != SQLITE_DONE)
-		rv = db_fail(NULL, db, e, "revoke token");
+		rv = store_db_fail(NULL, db, e, "revoke token");
 	else if (sqlite3_changes(db) == 0)
 		rv = err_set(e, ERR_NOTFOUND, NULL,
 		    "no valid token with id %lld", t->id);
@@ -1334,7 +1309,7 @@ call(struct store_sqlite *s, int (*fn)(sqlite3 *, void *, struct err *),
 	j.fn = fn;
 	j.arg = arg;
 	j.e = e;
-	return submit(s, &j);
+	return store_job_run(s, &j);
 }
 
 int
@@ -1380,12 +1355,12 @@ store_sqlite_token_list(struct store_sqlite *s,
 	struct store_token t;
 	int rc, rv = 0;
 
-	rd = reader_get(s);
+	rd = store_reader_get(s);
 	rd->deadline_ms = 0;	/* an operator's listing: no budget */
 	if (sqlite3_prepare_v2(rd->db, "SELECT id, team, admin, created_at, "
 	    "coalesce(revoked_at, 0) FROM tokens ORDER BY id", -1, &st,
 	    NULL) != SQLITE_OK) {
-		rv = db_fail(s, rd->db, e, "list tokens");
+		rv = store_db_fail(s, rd->db, e, "list tokens");
 		goto out;
 	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -1393,10 +1368,10 @@ store_sqlite_token_list(struct store_sqlite *s,
 		fn(arg, &t);
 	}
 	if (rc != SQLITE_DONE)
-		rv = db_fail(s, rd->db, e, "list tokens");
+		rv = store_db_fail(s, rd->db, e, "list tokens");
 out:
 	sqlite3_finalize(st);
-	reader_put(s, rd);
+	store_reader_put(s, rd);
 	return rv;
 }
 
@@ -1408,10 +1383,10 @@ store_sqlite_token_find(struct store_sqlite *s, const char *sha256_hex,
 	struct reader *rd;
 	int rc, rv;
 
-	rd = reader_get(s);
+	rd = store_reader_get(s);
 	st = rd->find_token;
 	if (sqlite3_bind_text(st, 1, sha256_hex, -1, SQLITE_STATIC)) {
-		rv = db_fail(s, rd->db, e, "bind");
+		rv = store_db_fail(s, rd->db, e, "bind");
 		goto out;
 	}
 	rc = sqlite3_step(st);
@@ -1421,12 +1396,94 @@ store_sqlite_token_find(struct store_sqlite *s, const char *sha256_hex,
 	} else if (rc == SQLITE_DONE) {
 		rv = err_set(e, ERR_NOTFOUND, NULL, "no such token");
 	} else {
-		rv = db_fail(s, rd->db, e, "find token");
+		rv = store_db_fail(s, rd->db, e, "find token");
 	}
 out:
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
-	reader_put(s, rd);
+	store_reader_put(s, rd);
+	return rv;
+}
+
+/* EXPLAIN QUERY PLAN of st's SQL on db, into fn. */
+static int
+explain(sqlite3 *db, sqlite3_stmt *st,
+    void (*fn)(void *arg, const char *sql, const char *plan), void *arg,
+    struct err *e)
+{
+	const char *sql = sqlite3_sql(st);
+	char *q = sqlite3_mprintf("EXPLAIN QUERY PLAN %s", sql);
+	char *plan = sqlite3_mprintf("");
+	sqlite3_stmt *x = NULL;
+	int rc, rv = 0;
+
+	if (q == NULL || plan == NULL) {
+		rv = err_set(e, ERR_NOMEM, NULL, "out of memory");
+		goto out;
+	}
+	if (sqlite3_prepare_v2(db, q, -1, &x, NULL) != SQLITE_OK) {
+		rv = store_db_fail(NULL, db, e, "explain");
+		goto out;
+	}
+	while ((rc = sqlite3_step(x)) == SQLITE_ROW) {
+		char *more = sqlite3_mprintf("%s%s%s", plan, *plan != '\0' ?
+		    "; " : "", (const char *)sqlite3_column_text(x, 3));
+
+		sqlite3_free(plan);
+		plan = more;
+		if (plan == NULL) {
+			rv = err_set(e, ERR_NOMEM, NULL, "out of memory");
+			goto out;
+		}
+	}
+	if (rc != SQLITE_DONE)
+		rv = store_db_fail(NULL, db, e, "explain");
+	else
+		fn(arg, sql, plan);
+out:
+	sqlite3_finalize(x);
+	sqlite3_free(q);
+	sqlite3_free(plan);
+	return rv;
+}
+
+int
+store_sqlite_plans(struct store_sqlite *s,
+    void (*fn)(void *arg, const char *sql, const char *plan), void *arg,
+    struct err *e)
+{
+	struct reader *rd = store_reader_get(s);
+	sqlite3_stmt *d = NULL;
+	unsigned mask;
+	int rv = 0, i;
+
+	rd->deadline_ms = 0;
+	for (mask = 0; mask < LIST_VARIANTS && rv == 0; mask++) {
+		/* list_checks takes the rule_list one when F_RULE is set. */
+		sqlite3_stmt *st = (mask & F_RULE) ? rule_stmt(rd, mask, e) :
+		    list_stmt(rd, mask, e);
+
+		rv = st != NULL ? explain(rd->db, st, fn, arg, e) : ERR_STORE;
+	}
+	for (i = 0; i < 2 && rv == 0; i++)
+		if (rd->stats[i] == NULL)
+			rv = store_prepare(rd->db, &rd->stats[i], i ?
+			    STATS_TEAM_SQL : STATS_ALL_SQL, e);
+	if (rv == 0)
+		rv = sqlite3_prepare_v2(rd->db, store_diagnose_list_sql, -1,
+		    &d, NULL) == SQLITE_OK ? 0 : store_db_fail(NULL, rd->db, e,
+		    "prepare");
+	{
+		sqlite3_stmt *const all[] = { rd->stats[0], rd->stats[1],
+		    rd->get_check, rd->get_idem, rd->by_seq, rd->teams,
+		    rd->find_token, s->w.prune, d };
+
+		for (i = 0; i < (int)(sizeof(all) / sizeof(all[0])) &&
+		    rv == 0; i++)
+			rv = explain(rd->db, all[i], fn, arg, e);
+	}
+	sqlite3_finalize(d);
+	store_reader_put(s, rd);
 	return rv;
 }
 
@@ -1443,16 +1500,18 @@ store_sqlite_read(struct store_sqlite *s,
     int (*fn)(sqlite3 *db, void *arg, struct err *e), void *arg,
     struct err *e)
 {
-	struct reader *rd = reader_get(s);
+	struct reader *rd = store_reader_get(s);
 	int rv;
 
 	rv = fn(rd->db, arg, e);
-	reader_put(s, rd);
+	store_reader_put(s, rd);
 	return rv;
 }
 
 static const struct store_ops sqlite_ops = {
-	.put_check = put_check,
+	.put_check = store_put_check,
+	.put_check_async = store_put_check_async,
+	.expect = store_expect,
 	.get_check = get_check,
 	.get_by_idem = get_by_idem,
 	.list_checks = list_checks,

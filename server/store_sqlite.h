@@ -3,7 +3,8 @@
  *
  * WAL mode, a busy timeout, prepared statements only.  One writer
  * connection owned by a writer thread that group-commits what request
- * threads queue; a pool of read connections (WAL lets them read at once),
+ * threads queue without waiting for it (server/store_writer.c); a pool of
+ * read connections (WAL lets them read at once),
  * each read under a time budget; a checkpointer and a health thread
  * (PRAGMA quick_check) with their own connections.  The file is created
  * mode 0600; a database that fails quick_check is refused at open.  Every
@@ -41,8 +42,9 @@ struct store store_sqlite_iface(struct store_sqlite *s);
 
 /*
  * Delete up to batch checks with ids below before_id (created before the
- * time api_id_floor() encoded) and their findings, in one short
- * transaction.  *deleted gets the count.
+ * time api_id_floor() encoded) and everything that refers to them (their
+ * rule entries, by trigger; their diagnoses, by foreign key) in one
+ * statement.  *deleted gets the count.
  */
 int store_sqlite_prune(struct store_sqlite *s, const char *before_id,
     int batch, int *deleted, struct err *e);
@@ -98,6 +100,17 @@ int store_sqlite_write(struct store_sqlite *s,
     struct err *e);
 int store_sqlite_read(struct store_sqlite *s,
     int (*fn)(struct sqlite3 *db, void *arg, struct err *e), void *arg,
+    struct err *e);
+
+/*
+ * For tests: the EXPLAIN QUERY PLAN of every query the store runs (each
+ * filter combination of the lists and the rule filter, statistics,
+ * lookups, the pruning delete, the diagnoses list): fn(arg, sql, plan)
+ * once each, plan being the plan's lines joined by "; ".  0 or
+ * ERR_STORE.
+ */
+int store_sqlite_plans(struct store_sqlite *s,
+    void (*fn)(void *arg, const char *sql, const char *plan), void *arg,
     struct err *e);
 
 /* Schema version now applied. */

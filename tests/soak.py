@@ -109,7 +109,9 @@ def worker(port, share, stop_at, stats, seed):
 def main():
     tmp = tempfile.mkdtemp(prefix="preflight-soak-")
     log = open(os.path.join(tmp, "log"), "w+")
-    proc, port = serve(BIN, os.path.join(tmp, "soak.db"), log)
+    proc, port = serve(BIN, os.path.join(tmp, "soak.db"), log,
+                       ["--quota-checks-per-minute", "0",
+                        "--quota-bytes-per-day", "0"])
     stats = Stats()
     nthreads = max(1, RATE // 50)
     stop_at = time.time() + SECONDS

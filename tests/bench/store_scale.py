@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
-"""Query time against the number of stored checks (issue #6 item 5).
+"""Query time against the number of stored checks (issue #6 item 5, issue
+#16).
 
 For 10^3, 10^5 and 10^6 stored checks: a database made by `preflight
-migrate` and filled with copies of one real stored check (its report, config
-and one warning finding; ids in order, 10 config names), served by
-`preflight serve`; then the median time of GET /v1/checks (first page, a
-page from the middle through its cursor, verdict and rule filters) and of
-GET /v1/configs/{name}/checks (one config's history) over 30 requests each.
-Through the indexes these stay flat as the table grows 1000-fold; a query
-that scanned would grow with it.
+migrate` and filled, as the store writes them (migration 0006), with copies
+of one real stored check (its report, config, findings column and rule
+entries; ids in order, 10 ms apart, 10 config names), served by `preflight
+serve`; then the median time of GET /v1/checks (first page, a page from the
+middle through its cursor, verdict and rule filters), of GET
+/v1/configs/{name}/checks (one config's history) and of GET
+/v1/stats/rules over the last 10 s (the newest 1,000 checks) over 30
+requests each.  Through the indexes these stay flat as the table grows
+1000-fold; a query that scanned would grow with it.
 
 Usage: store_scale.py PREFLIGHT_BIN [MAX_ROWS]
 """
@@ -48,7 +51,7 @@ def get(port, path):
 
 
 def template(binary, tmp):
-    """One real stored check, as its checks row and findings rows."""
+    """One real stored check, as its checks row, and the rules table."""
     db = os.path.join(tmp, "t.db")
     log = open(os.path.join(tmp, "t.log"), "w+")
     proc, port = serve(binary, db, log)
@@ -66,8 +69,11 @@ def template(binary, tmp):
     con = sqlite3.connect(db)
     row = con.execute("SELECT * FROM checks").fetchone()
     cols = [d[0] for d in con.execute("SELECT * FROM checks").description]
+    rules = con.execute("SELECT id, name FROM rules").fetchall()
     con.close()
-    return dict(zip(cols, row))
+    t = dict(zip(cols, row))
+    t["rules"] = rules
+    return t
 
 
 def fill(path, binary, t, rows):
@@ -76,20 +82,25 @@ def fill(path, binary, t, rows):
     con = sqlite3.connect(path)
     con.execute("PRAGMA journal_mode = WAL")
     con.execute("PRAGMA synchronous = OFF")
+    con.executemany("INSERT INTO rules (id, name) VALUES (?, ?)",
+                    t["rules"])
+    # Ids: the first 10 characters (the time) are i in decimal digits,
+    # which sort as base-32 numbers do; keys (seq) number them in order.
     con.execute(
         "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n "
-        "WHERE i < ?) INSERT INTO checks (id, created_at, team, name, "
+        "WHERE i < ?) INSERT INTO checks (seq, id, created_at, team, name, "
         "config_sha256, verdict, errors, warnings, infos, context, report, "
-        "config, idem_key, body_sha256) SELECT printf('%026d', i), "
-        "? + i, 'default', printf('cfg-%d.yaml', i % 10), ?, ?, ?, ?, ?, "
-        "?, ?, ?, NULL, ? FROM n",
+        "config, idem_key, body_sha256, findings) SELECT i, "
+        "printf('%010d%016d', i, i), ? + i, 'default', "
+        "printf('cfg-%d.yaml', i % 10), ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ? "
+        "FROM n",
         (rows, t["created_at"], t["config_sha256"], t["verdict"],
          t["errors"], t["warnings"], t["infos"], t["context"], t["report"],
-         t["config"], t["body_sha256"]))
+         t["config"], t["body_sha256"], t["findings"]))
     con.execute(
-        "INSERT INTO findings (check_id, rule, severity, line, team, "
-        "verdict) SELECT id, 'schema.duplicate_key', 'warning', 6, team, "
-        "verdict FROM checks")
+        "INSERT INTO check_rules (team, rule, seq) SELECT 'default', r, "
+        "seq FROM checks, (SELECT DISTINCT value ->> 0 AS r FROM "
+        "json_each(?) WHERE value ->> 1 < 2)", (t["findings"],))
     con.commit()
     con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     con.close()
@@ -101,9 +112,9 @@ def main():
     tmp = tempfile.mkdtemp(prefix="preflight-scale-")
     try:
         t = template(binary, tmp)
-        print("%9s %8s %8s %8s %8s %8s %8s  (median ms of 30)" % (
+        print("%9s %8s %8s %8s %8s %8s %8s %8s  (median ms of 30)" % (
             "rows", "fill s", "list", "middle", "verdict", "rule",
-            "history"))
+            "history", "stats"))
         for rows in (1000, 100000, 1000000):
             if rows > top:
                 break
@@ -121,7 +132,8 @@ def main():
                     "/v1/checks?limit=50&cursor=" + mid,
                     "/v1/checks?limit=50&verdict=" + t["verdict"],
                     "/v1/checks?limit=50&rule=schema.duplicate_key",
-                    "/v1/configs/cfg-7.yaml/checks?limit=50"]
+                    "/v1/configs/cfg-7.yaml/checks?limit=50",
+                    "/v1/stats/rules?since=" + _since(rows - 1000)]
                 med = []
                 for p in paths:
                     times = []
@@ -131,7 +143,7 @@ def main():
                         if not j.get("items"):
                             raise RuntimeError("no items for " + p)
                     med.append(statistics.median(times) * 1000)
-                print("%9d %8.1f %8.2f %8.2f %8.2f %8.2f %8.2f" % (
+                print("%9d %8.1f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f" % (
                     (rows, filled) + tuple(med)))
             finally:
                 proc.terminate()
@@ -147,6 +159,13 @@ def main():
     return 0
 
 
+def _since(i):
+    """The time of check i: its id's first 10 characters, base 32."""
+    ms = int("%010d" % max(i, 1), 32)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + \
+        ".%03dZ" % (ms % 1000)
+
+
 def _cursor_for(port, skip):
     """The next_cursor that starts about skip rows down the list."""
     path = "/v1/checks?limit=200"
@@ -155,10 +174,10 @@ def _cursor_for(port, skip):
     cursor = j.get("next_cursor")
     seen = len(j["items"])
     # Walking half a million rows would dominate the run: jump by asking
-    # for the id directly (ids are printf('%026d', i), newest first).
+    # for the id directly (ids are printf('%010d%016d', i, i)).
     del dt, seen
     if skip > 200:
-        return _cursor_of_id(cursor, "%026d" % skip)
+        return _cursor_of_id(cursor, "%010d%016d" % (skip, skip))
     return cursor
 
 

@@ -1,0 +1,857 @@
+/*
+ * server/store_writer: the one writer of the SQLite store, and its
+ * checkpointer (issue #16).
+ *
+ * Request threads never wait for a commit: put_check_async queues a
+ * struct store_write and returns; the writer thread takes everything
+ * queued (up to BATCH_MAX checks), validates it, inserts it in one
+ * transaction without savepoints, and after COMMIT returned calls each
+ * job's done() once (the HTTP layer resumes exactly that connection).
+ * While checks announced by expect(+1) are still being computed, the
+ * writer holds the commit back for at most LINGER_US so they share it:
+ * a commit rewrites the same index pages whether it holds one check or
+ * ten, so fewer, larger commits write fewer bytes per check.
+ * If a statement fails, the transaction is rolled back and the batch run
+ * again without the failing check, which is answered alone with its own
+ * error: one bad check never sinks the others.  A COMMIT that fails
+ * fails the whole batch: nothing in it was committed.
+ *
+ * The checkpointer copies the WAL into the database on its own
+ * connection, PASSIVE (never blocking the writer or readers), when the
+ * WAL grew by CKPT_STEP bytes since it was last woken or every
+ * CKPT_SECONDS; so a page that many commits touch is copied once per
+ * pass, not once per commit (issue #16: waking it per commit once the WAL
+ * was large copied the same pages over and over, with two syncs each).
+ * The WAL only starts over after a complete checkpoint, which a pause in
+ * the load allows but steady load never does.  So past CKPT_CAP bytes the
+ * checkpointer runs passes until one copies less than CKPT_REST, and then
+ * the writer, between two batches, runs a RESTART checkpoint: it copies
+ * only that rest (holding the write lock itself, so nothing sleeps in a
+ * busy handler) and waits at most CKPT_WAIT_MS for readers.  That is the
+ * one time the writer waits -- for two syncs, tens of milliseconds on a
+ * busy disk -- once per CKPT_CAP bytes of WAL under sustained load.
+ */
+#include "server/store_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "server/log.h"
+
+#define BATCH_MAX 256		/* checks committed together, at most */
+#define LINGER_US 500		/* how long a commit waits for expected
+				   checks */
+#define CKPT_STEP (16 << 20)	/* bytes of WAL growth between passes */
+#define CKPT_SECONDS 2		/* a pass at least this often, if due */
+#define CKPT_CAP (256 << 20)	/* bytes of WAL that restart it (the
+				   journal_size_limit of store_sqlite.c) */
+#define CKPT_REST (256 << 10)	/* bytes a pass may leave the restart */
+#define CKPT_PASSES 8		/* passes to get there, at most */
+#define CKPT_WAIT_MS 2		/* how long a restart waits for readers */
+
+/* Step a prepared statement that returns no rows; 0 or the SQLite code. */
+static int
+run(sqlite3_stmt *st)
+{
+	int rc = sqlite3_step(st);
+
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? 0 : rc;
+}
+
+/* ---- rule ids ---------------------------------------------------------- */
+
+static uint64_t
+name_hash(const char *s)
+{
+	uint64_t h = 14695981039346656037u;
+
+	for (; *s != '\0'; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211u;
+	return h;
+}
+
+static void
+rules_forget(struct writer *w)
+{
+	size_t i;
+
+	for (i = 0; i < w->rcap; i++)
+		free(w->rules[i].name);
+	free(w->rules);
+	w->rules = NULL;
+	w->rcap = w->rn = 0;
+}
+
+/* The slot of name: its own, or the empty one it would take. */
+static struct rule_slot *
+rules_slot(struct writer *w, const char *name)
+{
+	size_t i = (size_t)name_hash(name) & (w->rcap - 1);
+
+	while (w->rules[i].name != NULL && strcmp(w->rules[i].name,
+	    name) != 0)
+		i = (i + 1) & (w->rcap - 1);
+	return &w->rules[i];
+}
+
+static int
+rules_remember(struct writer *w, const char *name, long long id)
+{
+	struct rule_slot *sl;
+
+	if (w->rn + 1 > w->rcap / 2) {
+		struct rule_slot *old = w->rules;
+		size_t n = w->rcap, i;
+
+		w->rcap = n == 0 ? 256 : n * 2;
+		w->rules = calloc(w->rcap, sizeof(*w->rules));
+		if (w->rules == NULL) {
+			w->rules = old;
+			w->rcap = n;
+			return -1;
+		}
+		for (i = 0; i < n; i++)
+			if (old[i].name != NULL)
+				*rules_slot(w, old[i].name) = old[i];
+		free(old);
+	}
+	sl = rules_slot(w, name);
+	sl->name = strdup(name);
+	if (sl->name == NULL)
+		return -1;
+	sl->id = id;
+	w->rn++;
+	return 0;
+}
+
+/*
+ * The id of rule name, adding a rules row when it is new (inside the
+ * batch's transaction: a rollback forgets the cache, see run_batch).
+ */
+static int
+rule_id(struct store_sqlite *s, long long *out, const char *name,
+    struct err *e)
+{
+	struct writer *w = &s->w;
+	int rc;
+
+	if (w->rcap > 0) {
+		struct rule_slot *sl = rules_slot(w, name);
+
+		if (sl->name != NULL) {
+			*out = sl->id;
+			return 0;
+		}
+	}
+	if (sqlite3_bind_text(w->rule_add, 1, name, -1, SQLITE_STATIC) ||
+	    run(w->rule_add) != 0 ||
+	    sqlite3_bind_text(w->rule_get, 1, name, -1, SQLITE_STATIC) ||
+	    (rc = sqlite3_step(w->rule_get)) != SQLITE_ROW) {
+		sqlite3_reset(w->rule_get);
+		return store_db_fail(s, w->db, e, "rule id");
+	}
+	*out = sqlite3_column_int64(w->rule_get, 0);
+	sqlite3_reset(w->rule_get);
+	if (rules_remember(w, name, *out) != 0)
+		return err_set(e, ERR_NOMEM, NULL, "out of memory");
+	return 0;
+}
+
+/* ---- one check --------------------------------------------------------- */
+
+static int
+severity_code(const char *sev)
+{
+	if (strcmp(sev, "error") == 0)
+		return 0;
+	if (strcmp(sev, "warning") == 0)
+		return 1;
+	if (strcmp(sev, "info") == 0)
+		return 2;
+	return -1;
+}
+
+/*
+ * A check the writer can insert: what the schema requires, checked
+ * before the batch so that a malformed job fails alone without costing
+ * the others a rollback.
+ */
+static int
+validate(const struct store_check *c, struct err *e)
+{
+	size_t i;
+
+	if (store_id_seq(c->id) < 0)
+		return err_set(e, ERR_INTERNAL, NULL, "check id '%.30s' is "
+		    "not 26 Crockford characters", c->id);
+	if (c->team == NULL || c->name == NULL || c->config_sha256 == NULL ||
+	    c->verdict == NULL || c->context_json == NULL || c->json == NULL ||
+	    c->body_sha256 == NULL || (c->config == NULL &&
+	    c->config_len > 0) || (c->findings == NULL && c->nfindings > 0))
+		return err_set(e, ERR_INTERNAL, NULL, "check %s lacks a "
+		    "field the store requires", c->id);
+	if (strcmp(c->verdict, "pass") != 0 && strcmp(c->verdict,
+	    "warn") != 0 && strcmp(c->verdict, "fail") != 0)
+		return err_set(e, ERR_INTERNAL, NULL, "check %s: verdict "
+		    "'%.10s'", c->id, c->verdict);
+	for (i = 0; i < c->nfindings; i++)
+		if (c->findings[i].rule == NULL ||
+		    c->findings[i].severity == NULL ||
+		    severity_code(c->findings[i].severity) < 0)
+			return err_set(e, ERR_INTERNAL, NULL, "check %s: "
+			    "finding %zu has no rule or severity", c->id, i);
+	return 0;
+}
+
+/* Append to the findings buffer; -1 when out of memory. */
+static int
+fbuf_put(struct writer *w, size_t *n, const char *text, size_t len)
+{
+	if (*n + len + 1 > w->fcap) {
+		size_t cap = w->fcap == 0 ? 1024 : w->fcap;
+		char *nb;
+
+		while (*n + len + 1 > cap)
+			cap *= 2;
+		nb = realloc(w->fbuf, cap);
+		if (nb == NULL)
+			return -1;
+		w->fbuf = nb;
+		w->fcap = cap;
+	}
+	memcpy(w->fbuf + *n, text, len);
+	*n += len;
+	w->fbuf[*n] = '\0';
+	return 0;
+}
+
+/*
+ * Insert c: its row, with the findings as [[rule, severity, line], ...]
+ * (migrations/0006), then a check_rules entry per distinct error or
+ * warning rule.  The key is store_id_seq(id); should another id already
+ * hold that key (ids made elsewhere), SQLite picks the next free one.
+ */
+static int
+insert_one(struct store_sqlite *s, const struct store_check *c,
+    struct err *e)
+{
+	struct writer *w = &s->w;
+	sqlite3_stmt *st = w->ins_check, *r = w->ins_rule;
+	long long *ids = NULL;
+	size_t i, n = 0;
+	char item[96];
+	int rv = 0, rc, k;
+
+	ids = malloc((c->nfindings + 1) * sizeof(*ids));
+	if (ids == NULL)
+		return err_set(e, ERR_NOMEM, NULL, "out of memory");
+	if (fbuf_put(w, &n, "[", 1) != 0)
+		goto nomem;
+	for (i = 0; i < c->nfindings; i++) {
+		const struct store_finding *x = &c->findings[i];
+
+		rv = rule_id(s, &ids[i], x->rule, e);
+		if (rv != 0)
+			goto out;
+		k = snprintf(item, sizeof(item), "%s[%lld,%d,%u]",
+		    i > 0 ? "," : "", ids[i], severity_code(x->severity),
+		    x->line);
+		if (fbuf_put(w, &n, item, (size_t)k) != 0)
+			goto nomem;
+	}
+	if (fbuf_put(w, &n, "]", 1) != 0)
+		goto nomem;
+	for (k = 0; k < 2; k++) {
+		if ((k == 0 ? sqlite3_bind_int64(st, 1, store_id_seq(c->id)) :
+		    sqlite3_bind_null(st, 1)) ||
+		    sqlite3_bind_text(st, 2, c->id, -1, SQLITE_STATIC) ||
+		    sqlite3_bind_text(st, 3, c->team, -1, SQLITE_STATIC) ||
+		    sqlite3_bind_text(st, 4, c->name, -1, SQLITE_STATIC) ||
+		    sqlite3_bind_int64(st, 5, c->created_at_ms) ||
+		    sqlite3_bind_text(st, 6, c->verdict, -1, SQLITE_STATIC) ||
+		    sqlite3_bind_int64(st, 7, c->errors) ||
+		    sqlite3_bind_int64(st, 8, c->warnings) ||
+		    sqlite3_bind_int64(st, 9, c->infos) ||
+		    sqlite3_bind_text(st, 10, c->config_sha256, -1,
+		    SQLITE_STATIC) ||
+		    sqlite3_bind_text(st, 11, c->body_sha256, -1,
+		    SQLITE_STATIC) ||
+		    (c->idem_key != NULL ? sqlite3_bind_text(st, 12,
+		    c->idem_key, -1, SQLITE_STATIC) :
+		    sqlite3_bind_null(st, 12)) ||
+		    sqlite3_bind_text(st, 13, w->fbuf, (int)n,
+		    SQLITE_STATIC) ||
+		    sqlite3_bind_text(st, 14, c->context_json, -1,
+		    SQLITE_STATIC) ||
+		    sqlite3_bind_text(st, 15, c->json, -1, SQLITE_STATIC) ||
+		    sqlite3_bind_blob64(st, 16, c->config_len > 0 ? c->config :
+		    "", c->config_len, SQLITE_STATIC)) {
+			rv = store_db_fail(s, w->db, e, "bind check");
+			goto out;
+		}
+		rc = sqlite3_step(st);
+		sqlite3_reset(st);
+		if (rc == SQLITE_DONE)
+			break;
+		if (k == 0 && sqlite3_extended_errcode(w->db) ==
+		    SQLITE_CONSTRAINT_PRIMARYKEY) {
+			log_msg("warn", "store: check %s: its key is taken "
+			    "(an id not made by this server); stored under "
+			    "the next free key", c->id);
+			continue;
+		}
+		rv = store_db_fail(s, w->db, e, "insert check");
+		goto out;
+	}
+	for (i = 0; i < c->nfindings; i++) {
+		if (severity_code(c->findings[i].severity) > 1)
+			continue;	/* info: not filtered by */
+		if (sqlite3_bind_text(r, 1, c->team, -1, SQLITE_STATIC) ||
+		    sqlite3_bind_int64(r, 2, ids[i]) ||
+		    sqlite3_bind_int64(r, 3,
+		    sqlite3_last_insert_rowid(w->db)) ||
+		    (rc = run(r)) != 0) {
+			rv = store_db_fail(s, w->db, e, "insert rule entry");
+			goto out;
+		}
+	}
+	goto out;
+nomem:
+	rv = err_set(e, ERR_NOMEM, NULL, "out of memory");
+out:
+	sqlite3_clear_bindings(st);
+	sqlite3_clear_bindings(r);
+	free(ids);
+	return rv;
+}
+
+/* ---- batches ----------------------------------------------------------- */
+
+static void
+fail_all(struct store_write *list, const struct err *why)
+{
+	struct store_write *w;
+
+	for (w = list; w != NULL; w = w->next) {
+		w->rv = why->code != ERR_OK ? why->code : ERR_STORE;
+		w->e = *why;
+	}
+}
+
+/* Roll back whatever is open and forget rule ids it may have added. */
+static void
+undo(struct store_sqlite *s)
+{
+	if (!sqlite3_get_autocommit(s->w.db))
+		run(s->w.rollback);
+	rules_forget(&s->w);
+}
+
+/*
+ * Insert list in one transaction.  0 when committed (every rv 0); a
+ * statement that fails rolls back and *bad gets its check (its rv and e
+ * set), to be run again without it; ERR_STORE when BEGIN or COMMIT
+ * failed (every rv set).
+ */
+static int
+try_batch(struct store_sqlite *s, struct store_write *list,
+    struct store_write **bad)
+{
+	struct store_write *w;
+	struct err e = { 0 };
+	int rc;
+
+	*bad = NULL;
+	if ((rc = run(s->w.begin)) != 0) {
+		store_db_fail(s, s->w.db, &e, "begin");
+		undo(s);
+		fail_all(list, &e);
+		return ERR_STORE;
+	}
+	for (w = list; w != NULL; w = w->next) {
+		memset(&w->e, 0, sizeof(w->e));
+		w->rv = insert_one(s, w->c, &w->e);
+		if (w->rv != 0) {
+			undo(s);
+			*bad = w;
+			return w->rv;
+		}
+	}
+	if ((rc = run(s->w.commit)) != 0) {
+		store_db_fail(s, s->w.db, &e, "commit");
+		undo(s);
+		fail_all(list, &e);
+		return ERR_STORE;
+	}
+	return 0;
+}
+
+/* Unlink w from *list. */
+static void
+unlink_write(struct store_write **list, struct store_write *w)
+{
+	while (*list != w)
+		list = &(*list)->next;
+	*list = w->next;
+	w->next = NULL;
+}
+
+/*
+ * Commit list (its checks valid): all together; when a check's statement
+ * fails, the transaction is rolled back and run again without it, and it
+ * is answered alone with its own error (a neighbour's failure is never
+ * anyone else's).  Every rv is set on return.
+ */
+static void
+run_batch(struct store_sqlite *s, struct store_write *list)
+{
+	struct store_write *rest = list, *bad, *w;
+
+	while (rest != NULL) {
+		if (try_batch(s, rest, &bad) == 0) {
+			atomic_fetch_add(&s->commits, 1);
+			for (w = rest; w != NULL; w = w->next)
+				atomic_fetch_add(&s->committed, 1);
+			return;
+		}
+		if (bad == NULL)
+			return;		/* BEGIN or COMMIT: all failed */
+		unlink_write(&rest, bad);
+	}
+}
+
+static void
+run_job(struct store_sqlite *s, struct job *j)
+{
+	sqlite3 *db = s->w.db;
+
+	switch (j->kind) {
+	case JOB_PROBE:
+		j->rv = run(s->w.beat) == 0 ? 0 :
+		    store_db_fail(s, db, j->e, "write probe");
+		break;
+	case JOB_CALL:
+		j->rv = j->fn(db, j->arg, j->e);
+		break;
+	case JOB_PRUNE:
+		if (sqlite3_bind_text(s->w.prune, 1, j->before_id, -1,
+		    SQLITE_STATIC) ||
+		    sqlite3_bind_int(s->w.prune, 2, j->batch) ||
+		    run(s->w.prune) != 0)
+			j->rv = store_db_fail(s, db, j->e, "prune");
+		else
+			j->deleted = sqlite3_changes(db);
+		sqlite3_clear_bindings(s->w.prune);
+		break;
+	}
+	if (j->rv != 0 && !sqlite3_get_autocommit(db))
+		run(s->w.rollback);	/* a call that left one open */
+}
+
+/*
+ * After a commit (writer thread): wake the checkpointer when the WAL grew
+ * by CKPT_STEP frames since it was last woken, asking it to prepare a
+ * restart past CKPT_CAP; restart once it is ready (see the top).
+ */
+static void
+maybe_checkpoint(struct store_sqlite *s)
+{
+	struct writer *w = &s->w;
+	int rc;
+
+	if (s->shared)
+		return;
+	if (atomic_exchange(&s->restart_ready, false)) {
+		sqlite3_busy_timeout(w->db, CKPT_WAIT_MS);
+		rc = sqlite3_wal_checkpoint_v2(w->db, NULL,
+		    SQLITE_CHECKPOINT_RESTART, NULL, NULL);
+		sqlite3_busy_timeout(w->db, 5000);
+		if (rc == SQLITE_OK)
+			atomic_fetch_add(&s->restarts, 1);
+		else if ((rc & 0xff) != SQLITE_BUSY)
+			log_msg("warn", "store: restarting the WAL past %d "
+			    "MiB failed (sqlite code %d)", CKPT_CAP >> 20, rc);
+		return;
+	}
+	if (w->wal_frames < w->ckpt_mark)
+		w->ckpt_mark = 0;	/* the WAL started over */
+	if (w->wal_frames - w->ckpt_mark < CKPT_STEP / s->page_size)
+		return;
+	w->ckpt_mark = w->wal_frames;
+	pthread_mutex_lock(&s->cmu);
+	s->ckpt_due = true;
+	s->ckpt_cap = s->ckpt_cap || w->wal_frames >= CKPT_CAP / s->page_size;
+	pthread_cond_signal(&s->ccv);
+	pthread_mutex_unlock(&s->cmu);
+}
+
+/* The writer's wal hook: the WAL's size in frames after each commit. */
+static int
+wal_hook(void *arg, sqlite3 *db, const char *name, int frames)
+{
+	struct store_sqlite *s = arg;
+
+	(void)db;
+	(void)name;
+	s->w.wal_frames = frames;
+	return SQLITE_OK;
+}
+
+/* Hold the commit back (qmu held) until the checks being computed are
+   queued, LINGER_US at most. */
+static void
+linger(struct store_sqlite *s)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_nsec += LINGER_US * 1000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	while (s->expected > 0 && !s->stop)
+		if (pthread_cond_timedwait(&s->qcv, &s->qmu, &until) ==
+		    ETIMEDOUT)
+			break;
+}
+
+static void *
+writer_loop(void *arg)
+{
+	struct store_sqlite *s = arg;
+	struct store_write *all[BATCH_MAX];
+
+	pthread_mutex_lock(&s->qmu);
+	for (;;) {
+		struct store_write *ok = NULL, **otail = &ok, *w;
+		struct job *jobs, *j, *jn;
+		struct reader *rd = NULL;
+		size_t n = 0, i;
+
+		while (s->whead == NULL && s->jhead == NULL && !s->stop)
+			pthread_cond_wait(&s->qcv, &s->qmu);
+		if (s->whead == NULL && s->jhead == NULL)
+			break;	/* stopping, and nothing left to write */
+		if (s->whead != NULL && s->expected > 0 && !s->stop)
+			linger(s);
+		jobs = s->jhead;
+		s->jhead = s->jtail = NULL;
+		while (s->whead != NULL && n < BATCH_MAX) {
+			all[n++] = s->whead;
+			s->whead = s->whead->next;
+		}
+		if (s->whead == NULL)
+			s->wtail = NULL;
+		pthread_mutex_unlock(&s->qmu);
+
+		if (s->shared)
+			rd = store_reader_get(s);	/* one connection */
+		for (j = jobs; j != NULL; j = j->next)
+			run_job(s, j);
+		/* Validated first: a malformed check fails alone. */
+		for (i = 0; i < n; i++) {
+			w = all[i];
+			memset(&w->e, 0, sizeof(w->e));
+			w->rv = validate(w->c, &w->e);
+			if (w->rv == 0) {
+				*otail = w;
+				otail = &w->next;
+			}
+		}
+		*otail = NULL;
+		run_batch(s, ok);
+		if (s->shared)
+			store_reader_put(s, rd);
+
+		/* One wake per job, after COMMIT returned. */
+		pthread_mutex_lock(&s->qmu);
+		for (j = jobs; j != NULL; j = jn) {
+			jn = j->next;	/* j goes once its caller wakes */
+			if (j->rv != 0)
+				s->write_errors++;
+			j->done = true;
+			pthread_cond_signal(&j->cv);
+		}
+		for (i = 0; i < n; i++)
+			if (all[i]->rv != 0)
+				s->write_errors++;
+		pthread_mutex_unlock(&s->qmu);
+		for (i = 0; i < n; i++)
+			all[i]->done(all[i]);	/* may free it */
+		maybe_checkpoint(s);
+		pthread_mutex_lock(&s->qmu);
+	}
+	pthread_mutex_unlock(&s->qmu);
+	return NULL;
+}
+
+/* ---- the checkpointer -------------------------------------------------- */
+
+/* One PASSIVE pass: how many frames it copied (0 on failure). */
+static int
+passive_pass(struct store_sqlite *s, int *last_log, int *last_done)
+{
+	int log = 0, done = 0, copied;
+
+	if (sqlite3_wal_checkpoint_v2(s->ckpt_db, NULL,
+	    SQLITE_CHECKPOINT_PASSIVE, &log, &done) != SQLITE_OK)
+		return 0;
+	/* done counts from the WAL's start, which may be new. */
+	copied = log < *last_log || done < *last_done ? done :
+	    done - *last_done;
+	*last_log = log;
+	*last_done = done;
+	if (copied > 0)
+		atomic_fetch_add(&s->checkpoints, 1);
+	return copied;
+}
+
+static void *
+checkpoint_loop(void *arg)
+{
+	struct store_sqlite *s = arg;
+	int last_log = 0, last_done = 0;
+
+	pthread_mutex_lock(&s->cmu);
+	while (!s->ckpt_stop) {
+		struct timespec until;
+		bool cap;
+		int i, copied;
+
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += CKPT_SECONDS;
+		while (!s->ckpt_due && !s->ckpt_stop)
+			if (pthread_cond_timedwait(&s->ccv, &s->cmu,
+			    &until) == ETIMEDOUT)
+				break;
+		if (s->ckpt_stop)
+			break;
+		cap = s->ckpt_cap;
+		s->ckpt_due = s->ckpt_cap = false;
+		pthread_mutex_unlock(&s->cmu);
+		/* PASSIVE: never blocks the writer or a reader. */
+		copied = passive_pass(s, &last_log, &last_done);
+		for (i = 1; cap && copied >= CKPT_REST / s->page_size &&
+		    i < CKPT_PASSES; i++)
+			copied = passive_pass(s, &last_log, &last_done);
+		if (cap)
+			atomic_store(&s->restart_ready, true);
+		pthread_mutex_lock(&s->cmu);
+	}
+	pthread_mutex_unlock(&s->cmu);
+	return NULL;
+}
+
+/* ---- queueing ---------------------------------------------------------- */
+
+int
+store_put_check_async(void *self, struct store_write *w)
+{
+	struct store_sqlite *s = self;
+
+	pthread_mutex_lock(&s->qmu);
+	if (s->stop) {
+		pthread_mutex_unlock(&s->qmu);
+		return err_set(&w->e, ERR_STORE, NULL, "store is closing");
+	}
+	w->next = NULL;
+	if (s->wtail == NULL)
+		s->whead = w;
+	else
+		s->wtail->next = w;
+	s->wtail = w;
+	if (w->expected && s->expected > 0)
+		s->expected--;
+	pthread_cond_signal(&s->qcv);
+	pthread_mutex_unlock(&s->qmu);
+	return 0;
+}
+
+void
+store_expect(void *self, int n)
+{
+	struct store_sqlite *s = self;
+
+	pthread_mutex_lock(&s->qmu);
+	s->expected += n;
+	if (s->expected < 0)
+		s->expected = 0;
+	if (n < 0)
+		pthread_cond_signal(&s->qcv);	/* no need to linger */
+	pthread_mutex_unlock(&s->qmu);
+}
+
+/* put_check: the queued write, waited for on its own condition. */
+struct waiter {
+	struct store_write w;
+	struct store_sqlite *s;
+	pthread_cond_t cv;
+	bool done;
+};
+
+static void
+waiter_done(struct store_write *w)
+{
+	struct waiter *x = w->arg;
+
+	pthread_mutex_lock(&x->s->qmu);
+	x->done = true;
+	pthread_cond_signal(&x->cv);
+	pthread_mutex_unlock(&x->s->qmu);
+}
+
+int
+store_put_check(void *self, const struct store_check *c, struct err *e)
+{
+	struct waiter x;
+	int rv;
+
+	memset(&x, 0, sizeof(x));
+	x.s = self;
+	x.w.c = c;
+	x.w.done = waiter_done;
+	x.w.arg = &x;
+	pthread_cond_init(&x.cv, NULL);
+	rv = store_put_check_async(self, &x.w);
+	if (rv == 0) {
+		pthread_mutex_lock(&x.s->qmu);
+		while (!x.done)
+			pthread_cond_wait(&x.cv, &x.s->qmu);
+		pthread_mutex_unlock(&x.s->qmu);
+		rv = x.w.rv;
+	}
+	if (rv != 0)
+		err_set(e, x.w.e.code != ERR_OK ? x.w.e.code : rv, NULL, "%s",
+		    x.w.e.msg);
+	pthread_cond_destroy(&x.cv);
+	return rv;
+}
+
+int
+store_job_run(struct store_sqlite *s, struct job *j)
+{
+	int rv;
+
+	pthread_cond_init(&j->cv, NULL);
+	pthread_mutex_lock(&s->qmu);
+	if (s->stop) {
+		pthread_mutex_unlock(&s->qmu);
+		pthread_cond_destroy(&j->cv);
+		return err_set(j->e, ERR_STORE, NULL, "store is closing");
+	}
+	j->next = NULL;
+	if (s->jtail == NULL)
+		s->jhead = j;
+	else
+		s->jtail->next = j;
+	s->jtail = j;
+	pthread_cond_signal(&s->qcv);
+	while (!j->done)
+		pthread_cond_wait(&j->cv, &s->qmu);
+	rv = j->rv;
+	pthread_mutex_unlock(&s->qmu);
+	pthread_cond_destroy(&j->cv);
+	return rv;
+}
+
+/* ---- life cycle -------------------------------------------------------- */
+
+int
+store_writer_prepare(struct store_sqlite *s, struct err *e)
+{
+	struct writer *w = &s->w;
+	int rv = 0;
+
+	if (rv == 0)
+		rv = store_prepare(w->db, &w->ins_check,
+		    "INSERT INTO checks (seq, id, team, name, created_at, "
+		    "verdict, errors, warnings, infos, config_sha256, "
+		    "body_sha256, idem_key, findings, context, report, config) "
+		    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
+		    "?12, ?13, ?14, ?15, ?16)", e);
+	if (rv == 0)
+		rv = store_prepare(w->db, &w->ins_rule, "INSERT OR IGNORE "
+		    "INTO check_rules (team, rule, seq) VALUES (?1, ?2, ?3)",
+		    e);
+	if (rv == 0)
+		rv = store_prepare(w->db, &w->rule_get,
+		    "SELECT id FROM rules WHERE name = ?1", e);
+	if (rv == 0)
+		rv = store_prepare(w->db, &w->rule_add,
+		    "INSERT OR IGNORE INTO rules (name) VALUES (?1)", e);
+	if (rv == 0)
+		rv = store_prepare(w->db, &w->beat,
+		    "UPDATE health SET beat = beat + 1 WHERE id = 1", e);
+	/* The trigger of migration 0006 takes the rule entries and the
+	   foreign key the diagnoses, in the same statement. */
+	if (rv == 0)
+		rv = store_prepare(w->db, &w->prune,
+		    "DELETE FROM checks WHERE seq IN (SELECT seq FROM checks "
+		    "WHERE id < ?1 ORDER BY id LIMIT ?2)", e);
+	if (rv == 0)
+		rv = store_prepare(w->db, &w->begin, "BEGIN IMMEDIATE", e);
+	if (rv == 0)
+		rv = store_prepare(w->db, &w->commit, "COMMIT", e);
+	if (rv == 0)
+		rv = store_prepare(w->db, &w->rollback, "ROLLBACK", e);
+	return rv;
+}
+
+int
+store_writer_start(struct store_sqlite *s, struct err *e)
+{
+	if (!s->shared)
+		sqlite3_wal_hook(s->w.db, wal_hook, s);
+	if (pthread_create(&s->writer_thread, NULL, writer_loop, s) != 0)
+		return err_set(e, ERR_STORE, NULL, "cannot start the writer");
+	s->writer_started = true;
+	if (s->shared)
+		return 0;
+	if (pthread_create(&s->ckpt_thread, NULL, checkpoint_loop, s) != 0)
+		return err_set(e, ERR_STORE, NULL,
+		    "cannot start the checkpointer");
+	s->ckpt_started = true;
+	return 0;
+}
+
+void
+store_writer_stop(struct store_sqlite *s)
+{
+	struct writer *w = &s->w;
+
+	pthread_mutex_lock(&s->qmu);
+	s->stop = true;
+	pthread_cond_broadcast(&s->qcv);
+	pthread_mutex_unlock(&s->qmu);
+	/* The writer commits what is queued before it exits. */
+	if (s->writer_started)
+		pthread_join(s->writer_thread, NULL);
+	s->writer_started = false;
+	pthread_mutex_lock(&s->cmu);
+	s->ckpt_stop = true;
+	pthread_cond_broadcast(&s->ccv);
+	pthread_mutex_unlock(&s->cmu);
+	if (s->ckpt_started)
+		pthread_join(s->ckpt_thread, NULL);
+	s->ckpt_started = false;
+	sqlite3_finalize(w->ins_check);
+	sqlite3_finalize(w->ins_rule);
+	sqlite3_finalize(w->rule_get);
+	sqlite3_finalize(w->rule_add);
+	sqlite3_finalize(w->beat);
+	sqlite3_finalize(w->prune);
+	sqlite3_finalize(w->begin);
+	sqlite3_finalize(w->commit);
+	sqlite3_finalize(w->rollback);
+	w->ins_check = w->ins_rule = w->rule_get = w->rule_add = NULL;
+	w->beat = w->prune = w->begin = w->commit = w->rollback = NULL;
+	rules_forget(w);
+	free(w->fbuf);
+	w->fbuf = NULL;
+	w->fcap = 0;
+}
