@@ -493,7 +493,7 @@ def test_stats_isolation(d):
     plan = fill_big_team(s.db, 8000, 250)
     check("stats of one team use checks_team_id (no scan of others)",
           "checks_team_id" in plan and "SCAN checks" not in plan, plan)
-    s = Server(d, "--auth", "token", "--query-budget-ms", "150")
+    s = Server(d, "--auth", "token", "--query-budget-ms", "10")
     stop = threading.Event()
     codes = []
 
