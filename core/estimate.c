@@ -667,6 +667,7 @@ const struct estimate_calib estimate_calib_default = {
 struct run {
 	const struct doc *d;
 	const struct plan *p;
+	const char *model_type;	/* config.json's, or NULL */
 	struct arch x;
 	bool lora, qlora, q8, fsdp, fsdp1, ds, ddp;
 	double G, tp, cp, ep;
@@ -769,6 +770,7 @@ run_init(struct run *r, const struct doc *d, const struct plan *p,
 
 	r->d = d;
 	r->p = p;
+	r->model_type = m != NULL ? m->model_type : NULL;
 	r->lora = ad != NULL && (strcmp(ad, "lora") == 0 ||
 	    strcmp(ad, "qlora") == 0);
 	r->qlora = r->lora && (strcmp(ad, "qlora") == 0 || p->load_in_4bit);
@@ -1048,6 +1050,70 @@ states_fsdp(struct terms *t, const struct run *r)
 	}
 }
 
+/* Whether model_type t starts with one of the prefixes in list. */
+static bool
+type_in(const char *t, const char *const *list)
+{
+	size_t i;
+
+	for (i = 0; t != NULL && list[i] != NULL; i++)
+		if (strncmp(t, list[i], strlen(list[i])) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Section 5, counted from what autograd keeps (docs/estimator.md
+ * "Activations"): bytes one decoder layer saves per token, before tensor
+ * parallelism.  Transformers' RMSNorm upcasts its input to fp32 and the
+ * pow and the multiply keep that copy (4h), the next matmul keeps the
+ * 16-bit output (2h), and a trainable norm weight keeps the normalized
+ * value too (2h, full fine-tune).  Liger's RMSNorm, and torch.compile's
+ * fused kernels, keep the 16-bit input and the output only (4h).  The
+ * attention keeps the rotated q, k, v and its output (flash attention:
+ * no score matrix); SDPA's output is made contiguous for o_proj, one more
+ * copy.  Families with q/k norms (Qwen3, Gemma 3/4, OLMo 2/3, ...) norm
+ * q and k the same way.  A SwiGLU MLP keeps the gate and up outputs, the
+ * SiLU output and the product (8I); Liger's fused SwiGLU and compile's
+ * keep gate, up and the product (6I).  Gemma 2/3/4 norm before and after
+ * each block: four norms.
+ */
+static double
+layer_bytes(const struct run *r, bool fused)
+{
+	static const char *const sandwich[] = { "gemma2", "gemma3", "gemma4",
+	    NULL };
+	static const char *const qknorm[] = { "qwen3", "gemma3", "gemma4",
+	    "olmo2", "olmo3", "hunyuan", "apertus", "lfm2", "afmoe", NULL };
+	const struct doc *d = r->d;
+	const struct arch *x = &r->x;
+	const char *t = r->model_type;
+	double hq = x->a * x->d, hkv = x->akv * x->d, norms, per_norm, b;
+	bool fnorm = fused || doc_truthy(doc_map_value(d->root,
+	    "liger_rms_norm"));
+	bool fglu = fused || doc_truthy(doc_map_value(d->root,
+	    "liger_glu_activation"));
+	double mlp = fglu ? 6 : 8;
+
+	norms = type_in(t, sandwich) ? 4 : 2;
+	per_norm = fnorm ? 4 : 6 + (r->lora ? 0 : 2);
+	b = norms * per_norm * x->h;
+	if (type_in(t, qknorm))
+		b += (fnorm ? 2 : 4 + (r->lora ? 0 : 2)) * (hq + hkv);
+	b += 2 * hq + 4 * hkv + 2 * hq;
+	if (strcmp(r->p->attention, "sdpa") == 0)
+		b += 2 * hq;
+	if (x->E > 0) {
+		double k = x->k > 0 ? x->k : 1;
+
+		/* Routed token slots: the permuted copy and each expert's
+		   MLP; the router's fp32 logits. */
+		b += k * mlp * x->Ie + x->E * 4 + k * x->h * 2;
+	} else
+		b += mlp * x->I;
+	return b;
+}
+
 /* Section 5: saved activations at the peak, per micro batch of T. */
 static double
 activations(struct terms *t, const struct run *r, double T)
@@ -1057,17 +1123,10 @@ activations(struct terms *t, const struct run *r, double T)
 	const struct arch *x = &r->x;
 	const struct doc_node *gc = doc_map_value(d->root,
 	    "gradient_checkpointing");
-	double hq = x->a * x->d, hkv = x->akv * x->d, Tl = T / r->cp;
-	double mlp = doc_truthy(doc_map_value(d->root,
-	    "liger_glu_activation")) ? 4 : 8;
-	double inner = 2 * hq + 4 * hkv + 2 * hq, a_layer, act;
+	double hq = x->a * x->d, Tl = T / r->cp, a_layer, act;
+	bool compiled = doc_truthy(doc_map_value(d->root, "torch_compile"));
 
-	if (x->E > 0)
-		inner += (x->k > 0 ? x->k : 1) * mlp * x->Ie + x->E * 4 +
-		    (x->k > 0 ? x->k : 1) * x->h * 2;
-	else
-		inner += mlp * x->I;
-	a_layer = Tl * (8 * x->h + inner / r->tp);
+	a_layer = Tl * layer_bytes(r, compiled) / r->tp;
 	if (strcmp(p->attention, "eager") == 0)
 		a_layer += 6 * x->a / r->tp * (double)p->sequence_len *
 		    (double)p->sequence_len * (double)p->micro_batch_size /

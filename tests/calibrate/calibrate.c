@@ -21,7 +21,8 @@
  * per_gpu_peak_gib.  The table also gives the unknown rows compared with
  * the nearer of the two figures, to show how much that choice matters.
  *
- * Usage: calibrate [-v] [SHARED_DIR]       (make calibrate)
+ * Usage: calibrate [-v | -b] [-t TAU] [SHARED_DIR]      (make calibrate;
+ * -v lists every row, -b its breakdown too)
  */
 #include <math.h>
 #include <stdbool.h>
@@ -55,6 +56,7 @@ struct row {
 	double capacity;	/* GiB the device offers */
 	bool multi;		/* more than one GPU: NCCL communicators */
 	double heldout;		/* the cross-validated estimate */
+	struct mem_breakdown b;	/* under the shipped terms (-b) */
 };
 
 static struct row rows[MAX_ROWS];
@@ -198,6 +200,18 @@ table_line(const struct row *set, size_t count, const char *label,
 	    100.0 * (double)under / (double)n);
 }
 
+/* The breakdown of row r under the shipped terms (-b). */
+static void
+print_terms(const struct row *r)
+{
+	const struct mem_breakdown *b = &r->b;
+
+	printf("|   | w %.1f g %.1f o %.1f act %.1f logits %.1f buf %.1f "
+	    "reserve %.1f runtime %.1f |\n", b->weights_gib, b->gradients_gib,
+	    b->optimizer_gib, b->activations_gib, b->logits_gib,
+	    b->buffers_gib, b->reserve_gib, b->runtime_gib);
+}
+
 static const char *
 kind_name(enum kind k)
 {
@@ -281,6 +295,7 @@ load_row(struct row *r, const char *text, const char *extra, long gpus,
 		   estimator computes: check it on the shipped terms. */
 		estimate_run_calib(&probe, rep->doc, rep->plan, &rep->ctx,
 		    &estimate_calib_default);
+		r->b = probe.breakdown;
 		if (fabs(probe.per_gpu_peak_gib - predict_device(r,
 		    &estimate_calib_default)) > 1e-9) {
 			fprintf(stderr, "calibrate: %s: the estimate is not "
@@ -346,7 +361,7 @@ int
 main(int argc, char **argv)
 {
 	const char *shared = NULL;
-	bool verbose = false, in[MAX_ROWS] = { false }, all[MAX_ROWS] = { false };
+	bool verbose = false, terms = false, in[MAX_ROWS] = { false }, all[MAX_ROWS] = { false };
 	char *meas, *mine, *cur, *h[32];
 	char families[MAX_FAMILIES][32];
 	size_t nh, nf, i, j, nfam = 0, missing = 0;
@@ -359,6 +374,8 @@ main(int argc, char **argv)
 	for (k = 1; k < argc; k++) {
 		if (strcmp(argv[k], "-v") == 0)
 			verbose = true;
+		else if (strcmp(argv[k], "-b") == 0)
+			verbose = terms = true;
 		else if (strcmp(argv[k], "-t") == 0 && k + 1 < argc)
 			PINBALL_TAU = strtod(argv[++k], NULL);
 		else
@@ -469,6 +486,8 @@ main(int argc, char **argv)
 			    r->adapter, kind_name(r->kind), r->measured,
 			    r->alloc, r->heldout, 100 * (r->heldout - r->measured) /
 			    r->measured);
+			if (terms)
+				print_terms(r);
 		}
 		printf("\n");
 	}
@@ -534,16 +553,18 @@ main(int argc, char **argv)
 		}
 		printf("Published runs outside Axolotl's examples "
 		    "(tests/calibrate/external.tsv; not fitted on):\n\n");
-		if (verbose)
-			for (i = 0; i < no; i++)
-				printf("| %s | %s | %s | %s | %.1f | %.1f | %.1f "
-				    "| %+.0f%% |\n", outside[i].id,
-				    outside[i].strategy, outside[i].adapter,
-				    kind_name(outside[i].kind),
-				    outside[i].measured, outside[i].alloc,
-				    outside[i].heldout, 100 *
-				    (outside[i].heldout - outside[i].measured) /
-				    outside[i].measured);
+		for (i = 0; verbose && i < no; i++) {
+			printf("| %s | %s | %s | %s | %.1f | %.1f | %.1f "
+			    "| %+.0f%% |\n", outside[i].id,
+			    outside[i].strategy, outside[i].adapter,
+			    kind_name(outside[i].kind),
+			    outside[i].measured, outside[i].alloc,
+			    outside[i].heldout, 100 *
+			    (outside[i].heldout - outside[i].measured) /
+			    outside[i].measured);
+			if (terms)
+				print_terms(&outside[i]);
+		}
 		printf("| rows                               |   n | median "
 		    "|ok<=25%%| under>25%% |\n");
 		printf("| ---------------------------------- | --: | -----: "
