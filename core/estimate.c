@@ -29,24 +29,49 @@ num(const struct doc_node *v, double dflt)
 	return dflt;
 }
 
-/* Is module name targeted by LoRA (lora_target_linear or the list)? */
-static bool
+/* Where a LoRA target reaches: the attention or a dense MLP, a MoE
+   layer's shared experts, its routed experts (nn.Linear experts only). */
+#define HIT_DENSE	1
+#define HIT_SHARED	2
+#define HIT_ROUTED	4
+#define HIT_ALL		(HIT_DENSE | HIT_SHARED | HIT_ROUTED)
+
+/*
+ * Which modules named name LoRA targets (lora_target_linear or the
+ * lora_target_modules list): PEFT takes a target that equals a module's
+ * name or ends with "." and it (peft: tuners_utils.check_target_module_
+ * exists), so "self_attn.q_proj" is q_proj and "shared_expert.gate_proj"
+ * only the shared expert's.  A HIT_* mask; 0 when not targeted.
+ */
+static int
 targeted(const struct doc *d, const char *name)
 {
 	const struct doc_node *t = doc_map_value(d->root, "lora_target_modules");
-	size_t i;
+	size_t i, n = strlen(name);
+	int hit = 0;
 
 	if (doc_truthy(doc_map_value(d->root, "lora_target_linear")))
-		return true;
+		return HIT_ALL;
 	if (t == NULL || t->kind == DOC_NULL)
-		return true;	/* nothing given: count all (upper bound) */
+		return HIT_ALL;	/* nothing given: count all (upper bound) */
 	if (t->kind == DOC_STR)	/* a regex: assume it takes them all */
-		return true;
-	for (i = 0; t->kind == DOC_SEQ && i < t->n; i++)
-		if (t->items[i]->kind == DOC_STR &&
-		    strcmp(t->items[i]->text, name) == 0)
-			return true;
-	return false;
+		return HIT_ALL;
+	for (i = 0; t->kind == DOC_SEQ && i < t->n; i++) {
+		const char *s = t->items[i]->kind == DOC_STR ?
+		    t->items[i]->text : "";
+		size_t k = strlen(s);
+
+		if (k < n || strcmp(s + k - n, name) != 0 ||
+		    (k > n && s[k - n - 1] != '.'))
+			continue;
+		if (strstr(s, "shared_expert") != NULL)
+			hit |= HIT_SHARED;
+		else if (strstr(s, "experts") != NULL)
+			hit |= HIT_ROUTED;
+		else
+			hit |= HIT_ALL;
+	}
+	return hit;
 }
 
 /* fsdp_config.<key> (either spelling), or NULL. */
@@ -103,6 +128,7 @@ prequant_bytes(const char *id)
 struct arch {
 	double h, L, a, akv, d, I, V, E, k, Ie, N;
 	double kdense;		/* leading dense layers of a MoE */
+	double ns;		/* shared experts (of width Ie) per MoE layer */
 	double Na;		/* active parameters per token (MoE) */
 	bool tied;
 };
@@ -133,7 +159,7 @@ arch_nominal(struct arch *x, const struct model_def *m)
 	x->V = 128256;
 	if (2 * x->V * h > x->N / 3)
 		x->V = x->N / 3 / (2 * h);
-	x->E = x->k = x->kdense = 0;
+	x->E = x->k = x->kdense = x->ns = 0;
 	x->Ie = x->I;
 	x->tied = false;
 	return true;
@@ -173,6 +199,8 @@ arch_of(struct arch *x, const struct model_def *m, bool *derived)
 	    0;
 	x->Ie = m->moe_intermediate_size > 0 ?
 	    (double)m->moe_intermediate_size : x->I;
+	x->ns = x->E > 0 && m->shared_experts > 0 &&
+	    m->shared_experts < 64 ? (double)m->shared_experts : 0;
 	x->kdense = x->E > 0 && m->first_k_dense > 0 &&
 	    m->first_k_dense < m->num_hidden_layers ?
 	    (double)m->first_k_dense : 0;
@@ -681,12 +709,16 @@ struct run {
 	double unit;		/* parameters of the largest decoder layer */
 	double unit_exp;	/* of which routed experts */
 	double n_lora;
+	double n_mts;		/* lora_modules_to_save: fully trainable */
+	double lb;		/* bytes per LoRA weight: fp32, or the
+				   training dtype without PEFT's autocast */
 	double n_train;		/* trainable parameters of a full fine-tune
 				   (unfrozen_parameters), else N */
 	double pre;		/* bytes per weight of a pre-quantized
 				   checkpoint, or 0 */
 	double lin;		/* bytes per frozen (dense) linear weight */
 	double exb;		/* bytes per frozen expert weight */
+	bool fused;		/* MoE experts are fused 3-D parameters */
 	bool exp_replicated;	/* quantized experts FSDP does not shard */
 	bool exp_parametrized;	/* experts quantized on load (3-D) */
 };
@@ -708,55 +740,102 @@ bnb_optimizer(const char *opt)
 	    strncmp(opt, "lion_", 5) == 0);
 }
 
-/* Section 3.1: LoRA parameters of the whole model. */
+/* LoRA on a d_in x d_out matrix for each targeted (gate, up, down) of
+   an MLP of width I: r x (d_in + d_out) without the rank. */
+static double
+lora_mlp(int gate, int up, int down, int mask, double h, double I)
+{
+	return ((gate & mask) ? h + I : 0) + ((up & mask) ? h + I : 0) +
+	    ((down & mask) ? I + h : 0);
+}
+
+/*
+ * Section 3.1: LoRA parameters of the whole model.  Module targets reach
+ * the attention and the dense MLPs, a MoE layer's shared experts, and
+ * its routed experts only when they are nn.Linear modules (r->fused is
+ * false); fused 3-D experts take LoRA through lora_target_parameters,
+ * E x r x (d_in + d_out) per tensor.
+ */
 static double
 lora_params(const struct run *r)
 {
 	const struct doc *d = r->d;
 	const struct arch *x = &r->x;
-	/* With lora_target_parameters naming the fused experts, module
-	   targets reach only the dense or shared MLP. */
-	bool fused = doc_map_value(d->root, "lora_target_parameters") != NULL;
-	double per = 0, mlp_in = x->E > 0 && !fused ? x->E : 1;
-	double Im = x->E > 0 && !fused ? x->Ie : x->I;
-	double hq = x->a * x->d, hkv = x->akv * x->d, rank;
+	double hq = x->a * x->d, hkv = x->akv * x->d, rank, attn = 0;
+	double dense, moe = 0;
+	int g = targeted(d, "gate_proj"), u = targeted(d, "up_proj");
+	int dn = targeted(d, "down_proj");
 
 	rank = num(doc_map_value(d->root, "lora_r"), 8);
 	if (!(rank >= 1 && rank <= 65536))	/* also NaN */
 		rank = 8;
 	if (targeted(d, "q_proj"))
-		per += x->h + hq;
+		attn += x->h + hq;
 	if (targeted(d, "k_proj"))
-		per += x->h + hkv;
+		attn += x->h + hkv;
 	if (targeted(d, "v_proj"))
-		per += x->h + hkv;
+		attn += x->h + hkv;
 	if (targeted(d, "o_proj"))
-		per += hq + x->h;
-	if (targeted(d, "gate_proj"))
-		per += mlp_in * (x->h + Im);
-	if (targeted(d, "up_proj"))
-		per += mlp_in * (x->h + Im);
-	if (targeted(d, "down_proj"))
-		per += mlp_in * (Im + x->h);
-	/* lora_target_parameters puts LoRA on fused 3-D expert tensors,
-	   E x r x (d_in + d_out) each. */
+		attn += hq + x->h;
+	dense = lora_mlp(g, u, dn, HIT_DENSE, x->h, x->I);
 	if (x->E > 0) {
 		const struct doc_node *tps = doc_map_value(d->root,
 		    "lora_target_parameters");
 		size_t q;
 
+		if (!r->fused)
+			moe += x->E * lora_mlp(g, u, dn, HIT_ROUTED, x->h,
+			    x->Ie);
+		if (x->ns > 0)
+			moe += lora_mlp(g, u, dn, HIT_SHARED, x->h,
+			    x->ns * x->Ie);
 		for (q = 0; tps != NULL && tps->kind == DOC_SEQ &&
 		    q < tps->n; q++) {
 			const char *t = tps->items[q]->kind == DOC_STR ?
 			    tps->items[q]->text : "";
 
 			if (strstr(t, "gate_up_proj") != NULL)
-				per += x->E * (x->h + 2 * x->Ie);
+				moe += x->E * (x->h + 2 * x->Ie);
 			else if (strstr(t, "down_proj") != NULL)
-				per += x->E * (x->Ie + x->h);
+				moe += x->E * (x->Ie + x->h);
 		}
 	}
-	return x->L * rank * per;
+	return rank * (x->L * attn + (x->L - r->L_moe) * dense +
+	    r->L_moe * moe);
+}
+
+/*
+ * lora_modules_to_save: PEFT wraps each named module in a
+ * ModulesToSaveWrapper that keeps the frozen original and trains a copy
+ * (peft: utils/other.py), so the copy has weights, gradients and
+ * optimizer states.  Counted for the embedding and the head, the modules
+ * Axolotl's examples name (vocabulary changes); other modules are small.
+ */
+static double
+mts_params(const struct run *r)
+{
+	const struct doc_node *m = doc_map_value(r->d->root,
+	    "lora_modules_to_save");
+	const struct arch *x = &r->x;
+	double n = 0;
+	bool embed = false, head = false;
+	size_t i;
+
+	for (i = 0; m != NULL && m->kind == DOC_SEQ && i < m->n; i++) {
+		const char *s = m->items[i]->kind == DOC_STR ?
+		    m->items[i]->text : "";
+
+		if (strstr(s, "embed") != NULL || strcmp(s, "wte") == 0)
+			embed = true;
+		else if (strstr(s, "lm_head") != NULL ||
+		    strcmp(s, "output") == 0)
+			head = true;
+	}
+	if (embed)
+		n += x->V * x->h;
+	if (head)
+		n += x->V * x->h;
+	return n;
 }
 
 static void
@@ -811,31 +890,59 @@ run_init(struct run *r, const struct doc *d, const struct plan *p,
 	r->unit = (r->n_linear - r->n_exp) / x->L + r->n_norm / x->L;
 	r->unit_exp = r->L_moe > 0 ? r->n_exp / r->L_moe : 0;
 	r->unit += r->unit_exp;
-	r->n_lora = r->lora ? lora_params(r) : 0;
-	r->n_train = r->lora ? 0 : unfrozen_count(d, x, r->n_embed,
-	    r->n_linear);
 
 	/* Sections 3.3 and 8: bytes of the frozen base.  Transformers v5
-	   keeps MoE experts as fused 3-D parameters that bitsandbytes does
-	   not quantize: they stay 16-bit unless quantize_moe_experts
-	   quantizes them on load (axolotl: docs/expert_quantization.qmd) or
-	   the checkpoint has them as nn.Linear ("Linearized") or
-	   pre-quantized.  Under FSDP those quantized experts are not all
-	   sharded ("FSDP2 may use more VRAM per GPU than single GPU
-	   training", same document): counted whole on every rank. */
+	   keeps MoE experts as fused 3-D parameters, which bitsandbytes
+	   does not quantize and LoRA's module targets do not reach: they
+	   stay 16-bit unless quantize_moe_experts quantizes them on load
+	   (axolotl: docs/expert_quantization.qmd).  Experts are nn.Linear
+	   modules, quantized and targeted like any other, in a "Linearized"
+	   checkpoint and under trust_remote_code, where the model's own
+	   modeling file runs (Jamba's and Kimi-Linear's keep a ModuleList
+	   of MLPs).  PEFT's prepare_model_for_kbit_training, which Axolotl
+	   runs for 4- and 8-bit LoRA outside FSDP-QLoRA, FSDP's
+	   cpu_ram_efficient_loading and ZeRO-3, casts every 16-bit
+	   parameter that is not a Params4bit to fp32 ("cast all non INT8
+	   parameters to fp32", peft: utils/other.py); Axolotl casts the
+	   norms and embeddings back (axolotl: loaders/model.py,
+	   _convert_embedding_modules_dtype), not the experts: 16-bit
+	   experts are held in fp32.  Under FSDP experts quantized on load
+	   are not all sharded ("FSDP2 may use more VRAM per GPU than single
+	   GPU training", expert_quantization.qmd): counted whole on every
+	   rank. */
 	r->pre = id != NULL ? prequant_bytes(id) : 0;
 	r->lin = r->pre > 0 ? r->pre : r->qlora ? 0.5159 : r->q8 ? 1.0 :
 	    r->wbytes;
 	r->exb = r->lin;
+	r->fused = x->E > 0 && !doc_text_has_ci(id, "linearized") &&
+	    !doc_truthy(doc_map_value(d->root, "trust_remote_code"));
 	if (x->E > 0 && (r->qlora || r->q8) && r->pre == 0) {
 		bool quantized = doc_truthy(doc_map_value(d->root,
 		    "quantize_moe_experts"));
+		bool prepared = !(r->fsdp && (r->qlora ||
+		    doc_truthy(fsdp_value(d, "cpu_ram_efficient_loading")))) &&
+		    !(r->ds && p->zero_stage == 3);
 
-		if (!quantized && !doc_text_has_ci(id, "linearized"))
-			r->exb = 2;
+		if (r->fused && !quantized)
+			r->exb = prepared ? 4 : 2;
 		r->exp_replicated = quantized && r->fsdp;
 		r->exp_parametrized = quantized;
 	}
+	r->n_lora = r->lora ? lora_params(r) : 0;
+	r->n_mts = r->lora ? mts_params(r) : 0;
+	/* PEFT creates the adapter weights in fp32 and keeps them there
+	   (get_peft_model(autocast_adapter_dtype=True), Axolotl's
+	   peft_autocast_adapter_dtype, default true: ref. 3.2); with it
+	   off they stay in the training dtype. */
+	{
+		const struct doc_node *ac = doc_map_value(d->root,
+		    "peft_autocast_adapter_dtype");
+
+		r->lb = ac != NULL && ac->kind == DOC_BOOL && !ac->b ?
+		    r->wc : 4;
+	}
+	r->n_train = r->lora ? 0 : unfrozen_count(d, x, r->n_embed,
+	    r->n_linear);
 }
 
 /* The frozen base of a LoRA run, bytes, all ranks together. */
@@ -844,6 +951,15 @@ base_bytes(const struct run *r)
 {
 	return (r->n_linear - r->n_exp) * r->lin + r->n_exp * r->exb +
 	    (r->n_embed + r->n_norm) * (r->wbytes > 2 ? r->wbytes : 2);
+}
+
+/* Bytes per parameter of a lora_modules_to_save copy: the module's dtype
+   when PEFT copies it (16-bit after Axolotl's cast back, fp32 for an fp32
+   load). */
+static double
+mts_bytes(const struct run *r)
+{
+	return r->wbytes > 2 ? r->wbytes : 2;
 }
 
 /*
@@ -874,9 +990,12 @@ states_replicated(struct terms *t, const struct run *r)
 	double N = r->x.N;
 
 	if (r->lora) {
-		t->weights = base_bytes(r) + r->n_lora * 4;
-		t->grads = r->n_lora * 4;
-		t->optim = r->n_lora * optim_bytes(r->p->optimizer, 4);
+		double mb = mts_bytes(r);
+
+		t->weights = base_bytes(r) + r->n_lora * r->lb + r->n_mts * mb;
+		t->grads = r->n_lora * r->lb + r->n_mts * mb;
+		t->optim = r->n_lora * optim_bytes(r->p->optimizer, r->lb) +
+		    r->n_mts * optim_bytes(r->p->optimizer, mb);
 		t->buffers += dequant_scratch(r);
 	} else {
 		t->weights = N * r->wbytes;
@@ -903,9 +1022,12 @@ states_deepspeed(struct terms *t, const struct run *r)
 		   gradients from ZeRO-2 on. */
 		double shard = p->zero_stage == 3 ? G : 1;
 
-		t->weights = (base_bytes(r) + r->n_lora * 2) / shard;
-		t->grads = r->n_lora * 2 / (p->zero_stage >= 2 ? G : 1);
-		t->optim = r->n_lora * optim_bytes(p->optimizer, 4) / G;
+		t->weights = (base_bytes(r) + (r->n_lora + r->n_mts) * 2) /
+		    shard;
+		t->grads = (r->n_lora + r->n_mts) * 2 / (p->zero_stage >= 2 ?
+		    G : 1);
+		t->optim = (r->n_lora + r->n_mts) * optim_bytes(p->optimizer,
+		    4) / G;
 		if (p->zero_stage == 3) {
 			/* The largest module gathered in 16 bits (the
 			   embedding; frozen, so no gradient), and ZeRO-3's
@@ -1012,15 +1134,17 @@ states_fsdp(struct terms *t, const struct run *r)
 	} else {
 		double base = base_bytes(r), exp = r->n_exp * r->exb;
 		double lstate = optim_bytes(bnb_optimizer(r->p->optimizer) ?
-		    "adamw" : r->p->optimizer, 4);
+		    "adamw" : r->p->optimizer, r->lb);
 		double unit_stored = (unit - unit_exp) * r->lin +
 		    (r->exp_replicated ? 0 : unit_exp * r->exb);
 		const struct doc_node *uop = fsdp_value(d, "use_orig_params");
 
 		t->weights = (base - exp) / G + exp * (r->exp_replicated ? 1 :
-		    fe) + r->n_lora * 4 / G;
-		t->grads = r->n_lora * 4 / G;
-		t->optim = r->n_lora * lstate / G;
+		    fe) + (r->n_lora * r->lb + r->n_mts * mts_bytes(r)) / G;
+		t->grads = (r->n_lora * r->lb + r->n_mts * mts_bytes(r)) / G;
+		t->optim = (r->n_lora * lstate + r->n_mts * optim_bytes(
+		    bnb_optimizer(r->p->optimizer) ? "adamw" : r->p->optimizer,
+		    mts_bytes(r))) / G;
 		/* FSDP1 with use_orig_params mixes frozen and trainable
 		   parameters in one flat parameter: its gradient (and
 		   accelerate's fp32 upcast) covers the whole flat parameter,
@@ -1114,9 +1238,13 @@ layer_bytes(const struct run *r, bool fused)
 	return b;
 }
 
-/* Section 5: saved activations at the peak, per micro batch of T. */
+/* Section 5: saved activations at the peak, per micro batch of T; *tail
+   is what is left at the end of the backward pass (the first layer's,
+   recomputed under checkpointing, and its gradients), *rec the layer
+   recomputed under checkpointing (0 without). */
 static double
-activations(struct terms *t, const struct run *r, double T)
+activations(struct terms *t, const struct run *r, double T, double *tail,
+    double *rec)
 {
 	const struct doc *d = r->d;
 	const struct plan *p = r->p;
@@ -1136,6 +1264,8 @@ activations(struct terms *t, const struct run *r, double T)
 	   one. */
 	if (r->lora && num(doc_map_value(d->root, "lora_dropout"), 0) > 0)
 		a_layer += Tl * 3 * (3 * x->h + hq + 2 * x->h + x->I);
+	*tail = a_layer * 1.5;
+	*rec = 0;
 	if (p->gradient_checkpointing || (r->fsdp && doc_truthy(fsdp_value(d,
 	    "activation_checkpointing")))) {
 		double ckpt = x->L * 2 * Tl * x->h;
@@ -1147,7 +1277,8 @@ activations(struct terms *t, const struct run *r, double T)
 			t->cpu += ckpt;
 			ckpt = 4 * Tl * x->h;
 		}
-		act = ckpt + a_layer * 1.5;
+		*rec = a_layer * 1.5;
+		act = ckpt + *rec;
 	} else if (p->activation_offloading != NULL &&
 	    strcmp(p->activation_offloading, "false") != 0) {
 		t->cpu += x->L * a_layer;
@@ -1199,7 +1330,7 @@ estimate_run_calib(struct estimate *e, const struct doc *d,
 	struct mem_breakdown *b = &e->breakdown;
 	struct terms t;
 	struct run r;
-	double T, stat, trans, gib, reserve, head;
+	double T, stat, trans, gib, reserve, head, tail = 0, rec = 0;
 	bool sharded;
 
 	memset(e, 0, sizeof(*e));
@@ -1230,8 +1361,8 @@ estimate_run_calib(struct estimate *e, const struct doc *d,
 	    (strncmp(e->model->verification, "partial", 7) == 0 ||
 	    strncmp(e->model->verification, "unverified", 10) == 0));
 	run_init(&r, d, p, e->model);
-	e->trainable_params = (r.lora ? r.n_lora : r.n_train) < 9e18 ?
-	    (long long)(r.lora ? r.n_lora : r.n_train) : 0;
+	e->trainable_params = (r.lora ? r.n_lora + r.n_mts : r.n_train) <
+	    9e18 ? (long long)(r.lora ? r.n_lora + r.n_mts : r.n_train) : 0;
 
 	/* Gathered units and reduce-scatter buffers of a sharded run live
 	   on the collectives' own CUDA stream. */
@@ -1289,8 +1420,43 @@ estimate_run_calib(struct estimate *e, const struct doc *d,
 	}
 	e->activation_tokens = T;
 	e->padded = !p->sample_packing;
-	t.act = activations(&t, &r, T);
+	t.act = activations(&t, &r, T, &tail, &rec);
 	t.logits = loss_bytes(&r, T);
+	/* Under checkpointing the loss's buffers are freed (its backward
+	   runs first, then the head's) before the first layer is
+	   recomputed: the two never coexist, and the breakdown shows the
+	   larger, at the peak. */
+	if (rec > 0) {
+		if (t.logits >= rec)
+			t.act -= rec;
+		else
+			t.logits = 0;
+	}
+	/* The gradients of a full fine-tune are set to None at every
+	   optimizer step (optimizer.zero_grad(set_to_none=True), PyTorch's
+	   default since 2.0, and the HF Trainer's model.zero_grad()), and
+	   backward frees each layer's activations as it writes its
+	   gradients.  With one micro batch per step they never coexist in
+	   full: the peak is the larger of the end of the forward pass (the
+	   activations and the loss, the head's gradient the first written)
+	   and the end of the backward pass (every gradient, the first
+	   layer's activations).  With accumulation the gradients of the
+	   previous micro batches stay through the next forward.  DeepSpeed
+	   keeps its gradient partitions allocated: not there. */
+	if (!r.lora && !r.ds && p->gradient_accumulation_steps <= 1 &&
+	    t.grads > 0) {
+		double hg = r.n_train > 0 ? t.grads * (r.x.V * r.x.h) /
+		    r.n_train : 0;
+		double fwd = t.act + t.logits + (hg < t.grads ? hg :
+		    t.grads);
+		double bwd = t.grads + tail;
+
+		if (bwd >= fwd) {
+			t.act = tail;
+			t.logits = 0;
+		} else
+			t.grads = hg < t.grads ? hg : t.grads;
+	}
 
 	throughput(e, d, p, ctx, g, &r.x, r.lora, r.qlora, r.n_lora,
 	    r.n_linear, r.n_embed, r.fsdp, r.ds, r.ddp);
