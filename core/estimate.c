@@ -673,22 +673,24 @@ unfrozen_count(const struct doc *d, const struct arch *x, double n_embed,
 const struct estimate_calib estimate_calib_default = {
 	/* 4% of the states: they are allocated once, in large blocks. */
 	.reserve_static = 0.04,
-	/* 8% of what is freed and reallocated each step. */
-	.reserve_transient = 0.08,
-	/* 115% of a sharded run's gathered units and collective buffers:
+	/* 28% of what is freed and reallocated each step, both phases
+	   (activations and the loss's buffers, DDP and dequantization
+	   buffers). */
+	.reserve_transient = 0.28,
+	/* 120% of a sharded run's gathered units and collective buffers:
 	   blocks cached on the collectives' streams. */
-	.reserve_sharded = 1.15,
+	.reserve_sharded = 1.20,
 	/* CUDA context, cuBLAS/cuDNN workspaces, kernels (estimator.md 7
 	   gives 0.5-1.5 GiB). */
-	.context_gib = 0.80,
+	.context_gib = 0.60,
 	/* NCCL communicators and their channel buffers on more than one
 	   GPU: judgement, not fitted (too few multi-GPU rows to fit it
 	   apart from the sharded reserve). */
 	.comm_gib = 0.50,
 	/* measured / estimate over the cross-validated rows: 10th and 90th
 	   percentiles. */
-	.range_low = 0.76,
-	.range_high = 1.28,
+	.range_low = 0.75,
+	.range_high = 1.54,
 };
 
 /* What the memory sections share, derived once per run. */
@@ -1330,7 +1332,7 @@ estimate_run_calib(struct estimate *e, const struct doc *d,
 	struct mem_breakdown *b = &e->breakdown;
 	struct terms t;
 	struct run r;
-	double T, stat, trans, gib, reserve, head, tail = 0, rec = 0;
+	double T, stat, trans, gib, reserve, head, tail = 0, rec = 0, churn;
 	bool sharded;
 
 	memset(e, 0, sizeof(*e));
@@ -1422,6 +1424,7 @@ estimate_run_calib(struct estimate *e, const struct doc *d,
 	e->padded = !p->sample_packing;
 	t.act = activations(&t, &r, T, &tail, &rec);
 	t.logits = loss_bytes(&r, T);
+	churn = t.act + t.logits;
 	/* Under checkpointing the loss's buffers are freed (its backward
 	   runs first, then the head's) before the first layer is
 	   recomputed: the two never coexist, and the breakdown shows the
@@ -1471,8 +1474,12 @@ estimate_run_calib(struct estimate *e, const struct doc *d,
 	   stream; FSDP's limit_all_gathers exists to bound it).  The CUDA
 	   context and libraries, and NCCL's communicators on more than one
 	   GPU, sit outside PyTorch's accounting. */
+	/* The reserve grows with the transient tensors of both phases of
+	   the step: the blocks the loss frees stay cached when the
+	   recomputed layers or the gradients ask for other sizes. */
 	stat = t.weights + t.grads + t.optim;
-	trans = t.act + t.logits + (sharded ? 0 : t.buffers);
+	trans = churn + (sharded ? 0 : t.buffers);
+	e->churn_gib = churn / GIB;
 	b->weights_gib = t.weights / GIB;
 	b->gradients_gib = t.grads / GIB;
 	b->optimizer_gib = t.optim / GIB;

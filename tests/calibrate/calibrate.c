@@ -288,8 +288,7 @@ load_row(struct row *r, const char *text, const char *extra, long gpus,
 
 		r->alloc = est.allocated_peak_gib;
 		r->stat = b->weights_gib + b->gradients_gib + b->optimizer_gib;
-		r->trans = b->activations_gib + b->logits_gib +
-		    (sharded ? 0 : b->buffers_gib);
+		r->trans = est.churn_gib + (sharded ? 0 : b->buffers_gib);
 		r->coll = sharded ? b->buffers_gib : 0;
 		/* The closed form predict() uses must be what the
 		   estimator computes: check it on the shipped terms. */
@@ -592,6 +591,8 @@ main(int argc, char **argv)
 	if (fabs(full.reserve_static - estimate_calib_default.reserve_static) >
 	    1e-9 || fabs(full.reserve_transient -
 	    estimate_calib_default.reserve_transient) > 1e-9 ||
+	    fabs(full.reserve_sharded -
+	    estimate_calib_default.reserve_sharded) > 1e-9 ||
 	    fabs(full.context_gib - estimate_calib_default.context_gib) >
 	    1e-9 || fabs(quantile(ratio, nratio, 0.10) -
 	    estimate_calib_default.range_low) > 0.005 ||
