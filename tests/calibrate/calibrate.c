@@ -113,16 +113,24 @@ fit(const bool *in)
 	double bl = INFINITY;
 	int a, b, g, k;
 
+	/* The grid stays inside what estimator.md section 7 gives for
+	   each term, so a fold without some family cannot trade one term
+	   for another outside it: the CUDA context and libraries 0.5-1.5
+	   GiB, the caching allocator's reserve 5-30% of the tensors
+	   (f_frag 1.05-1.30; up to 0.3 of the states, and of the
+	   transient tensors, which churn more, up to 1.0).  A sharded
+	   run's collective buffers are cached on their own streams: up to
+	   twice their size. */
 	for (a = 0; a <= 15; a++)
 		for (b = 0; b <= 25; b++)
-			for (g = 0; g <= 30; g++)
-				for (k = 0; k <= 15; k++) {
+			for (g = 0; g <= 40; g++)
+				for (k = 0; k <= 10; k++) {
 					double l;
 
 					c.reserve_static = a * 0.02;
 					c.reserve_transient = b * 0.04;
 					c.reserve_sharded = g * 0.05;
-					c.context_gib = k * 0.2;
+					c.context_gib = 0.5 + k * 0.1;
 					l = loss(in, &c);
 					if (l < bl - 1e-12) {
 						bl = l;
