@@ -825,6 +825,103 @@ test_estimate__unfrozen_parameters(void **state)
 	}
 }
 
+/*
+ * The phase of the peak (docs/estimator.md 2b): with one micro batch a
+ * full fine-tune's gradients and activations never meet in full, with
+ * accumulation they do; under checkpointing the loss and the recomputed
+ * layer never meet.  And the adapter terms: lora_modules_to_save trains
+ * a copy of the embedding, PEFT's suffix targets, the adapter dtype,
+ * torch.compile's fused activations.
+ */
+static void
+test_estimate__peak_phases_and_adapters(void **state)
+{
+	const double N = 8030261248.0, V = 128256, h = 4096, T = 8192;
+	const double ckpt = 32 * 2 * T * h / GIB;
+	struct run_est one, two, cce, lora, mts, sfx, bf, eager, comp;
+
+	(void)state;
+	/* Llama-3-8B full fine-tune on one GPU, T = 8192, checkpointing,
+	   no CCE.  With one micro batch the end of the backward pass (15
+	   GiB of gradients and the first layer, recomputed) outweighs the
+	   end of the forward pass (checkpoints, the 9.79 GiB loss, the
+	   head's gradient): the loss reads 0.  With two micro batches the
+	   gradients are there through the forward pass too. */
+	one = estimate_of(example_a, NULL, 1, "h100-sxm");
+	two = estimate_of(example_a, "gradient_accumulation_steps: 2", 1,
+	    "h100-sxm");
+	assert_true(one.ok && two.ok && one.e.known && two.e.known);
+	assert_true(fabs(two.e.breakdown.gradients_gib * GIB - 2 * N) <
+	    1e-6 * N);
+	assert_true(fabs(one.e.breakdown.gradients_gib * GIB - 2 * N) <
+	    1e-6 * N);
+	assert_true(one.e.breakdown.logits_gib == 0 &&
+	    fabs(one.e.breakdown.activations_gib - 1.5 * 200704 * T / GIB) <
+	    0.01);
+	assert_true(one.e.allocated_peak_gib < two.e.allocated_peak_gib);
+	/* Four times the tokens: the loss (39 GiB) outweighs the
+	   gradients, and at the end of the forward pass only the head's
+	   gradient (V x h) has been written. */
+	one = estimate_of(example_a, "micro_batch_size: 4", 1, "h100-sxm");
+	assert_true(one.ok && fabs(one.e.breakdown.gradients_gib * GIB -
+	    2 * V * h) < 1e-3 * V * h);
+	assert_true(one.e.breakdown.logits_gib > 39);
+	/* Checkpointing: at the loss only the checkpoints are there. */
+	assert_true(fabs(two.e.breakdown.activations_gib - ckpt) < 0.01);
+	assert_true(two.e.breakdown.logits_gib > 9.7);
+	/* With CCE the loss is small and the recomputed layer is the
+	   peak: checkpoints and one layer, and half of it again. */
+	cce = estimate_of(example_a, "gradient_accumulation_steps: 2\n"
+	    "plugins:\n  - axolotl.integrations.cut_cross_entropy."
+	    "CutCrossEntropyPlugin", 1, "h100-sxm");
+	assert_true(cce.ok && fabs(cce.e.breakdown.activations_gib - (ckpt +
+	    1.5 * 200704 * T / GIB)) < 0.01 && cce.e.breakdown.logits_gib <
+	    0.01);
+
+	/* LoRA r16 on q and v; lora_modules_to_save adds a trainable copy
+	   of the embedding (V x h) with 16-bit states. */
+	lora = estimate_of(example_a, "adapter: lora\nlora_r: 16\n"
+	    "lora_target_modules:\n  - q_proj\n  - v_proj", 1, "h100-sxm");
+	mts = estimate_of(example_a, "adapter: lora\nlora_r: 16\n"
+	    "lora_target_modules:\n  - q_proj\n  - v_proj\n"
+	    "lora_modules_to_save:\n  - embed_tokens", 1, "h100-sxm");
+	assert_true(lora.ok && mts.ok && lora.e.known && mts.e.known);
+	assert_true(lora.e.trainable_params == 32 * 16 * (2 * h + h + 1024));
+	assert_true(mts.e.trainable_params - lora.e.trainable_params ==
+	    (long long)(V * h));
+	assert_true(fabs((mts.e.breakdown.gradients_gib -
+	    lora.e.breakdown.gradients_gib) * GIB - 2 * V * h) < 1e-3 * V * h);
+	/* PEFT's suffix match: "self_attn.q_proj" is q_proj. */
+	sfx = estimate_of(example_a, "adapter: lora\nlora_r: 16\n"
+	    "lora_target_modules:\n  - self_attn.q_proj\n  - v_proj", 1,
+	    "h100-sxm");
+	assert_true(sfx.ok && sfx.e.trainable_params ==
+	    lora.e.trainable_params);
+	sfx = estimate_of(example_a, "adapter: lora\nlora_r: 16\n"
+	    "lora_target_modules:\n  - xq_proj\n  - v_proj", 1, "h100-sxm");
+	assert_true(sfx.ok && sfx.e.trainable_params <
+	    lora.e.trainable_params);
+	/* Adapters in the training dtype: half the adapter bytes. */
+	bf = estimate_of(example_a, "adapter: lora\nlora_r: 16\n"
+	    "lora_target_modules:\n  - q_proj\n  - v_proj\n"
+	    "peft_autocast_adapter_dtype: false", 1, "h100-sxm");
+	assert_true(bf.ok && fabs(bf.e.breakdown.gradients_gib * 2 -
+	    lora.e.breakdown.gradients_gib) < 1e-9);
+
+	/* torch.compile keeps fewer activations (fused norms and SwiGLU):
+	   without checkpointing, 16h + 4h_q + 4h_kv + 8I against 8h +
+	   4h_q + 4h_kv + 6I per token and layer. */
+	eager = estimate_of(example_a, "gradient_checkpointing: false\n"
+	    "gradient_accumulation_steps: 2", 1, "h100-sxm");
+	comp = estimate_of(example_a, "gradient_checkpointing: false\n"
+	    "gradient_accumulation_steps: 2\ntorch_compile: true", 1,
+	    "h100-sxm");
+	assert_true(eager.ok && comp.ok);
+	assert_true(fabs((eager.e.breakdown.activations_gib -
+	    comp.e.breakdown.activations_gib) * GIB - 32 * T * (8 * h + 2 *
+	    14336)) < 1e-3 * GIB);
+}
+
 /* A config without base_model (Axolotl's cloud launcher files) gets no
    memory figures and a finding that says why. */
 static void
@@ -961,6 +1058,7 @@ main(void)
 		cmocka_unit_test(test_estimate__assumptions),
 		cmocka_unit_test(test_estimate__no_base_model),
 		cmocka_unit_test(test_estimate__unfrozen_parameters),
+		cmocka_unit_test(test_estimate__peak_phases_and_adapters),
 		cmocka_unit_test(test_estimate__properties_over_the_corpus),
 		cmocka_unit_test(test_estimate__suggestions_really_fit),
 	};
