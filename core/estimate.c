@@ -3,6 +3,7 @@
  * ../shared/reference/estimator.md, where each formula's source is given.
  */
 #include "estimate.h"
+#include "estimate_int.h"
 #include "hfconfig.h"
 
 #include <math.h>
@@ -29,24 +30,49 @@ num(const struct doc_node *v, double dflt)
 	return dflt;
 }
 
-/* Is module name targeted by LoRA (lora_target_linear or the list)? */
-static bool
+/* Where a LoRA target reaches: the attention or a dense MLP, a MoE
+   layer's shared experts, its routed experts (nn.Linear experts only). */
+#define HIT_DENSE	1
+#define HIT_SHARED	2
+#define HIT_ROUTED	4
+#define HIT_ALL		(HIT_DENSE | HIT_SHARED | HIT_ROUTED)
+
+/*
+ * Which modules named name LoRA targets (lora_target_linear or the
+ * lora_target_modules list): PEFT takes a target that equals a module's
+ * name or ends with "." and it (peft: tuners_utils.check_target_module_
+ * exists), so "self_attn.q_proj" is q_proj and "shared_expert.gate_proj"
+ * only the shared expert's.  A HIT_* mask; 0 when not targeted.
+ */
+static int
 targeted(const struct doc *d, const char *name)
 {
 	const struct doc_node *t = doc_map_value(d->root, "lora_target_modules");
-	size_t i;
+	size_t i, n = strlen(name);
+	int hit = 0;
 
 	if (doc_truthy(doc_map_value(d->root, "lora_target_linear")))
-		return true;
+		return HIT_ALL;
 	if (t == NULL || t->kind == DOC_NULL)
-		return true;	/* nothing given: count all (upper bound) */
+		return HIT_ALL;	/* nothing given: count all (upper bound) */
 	if (t->kind == DOC_STR)	/* a regex: assume it takes them all */
-		return true;
-	for (i = 0; t->kind == DOC_SEQ && i < t->n; i++)
-		if (t->items[i]->kind == DOC_STR &&
-		    strcmp(t->items[i]->text, name) == 0)
-			return true;
-	return false;
+		return HIT_ALL;
+	for (i = 0; t->kind == DOC_SEQ && i < t->n; i++) {
+		const char *s = t->items[i]->kind == DOC_STR ?
+		    t->items[i]->text : "";
+		size_t k = strlen(s);
+
+		if (k < n || strcmp(s + k - n, name) != 0 ||
+		    (k > n && s[k - n - 1] != '.'))
+			continue;
+		if (strstr(s, "shared_expert") != NULL)
+			hit |= HIT_SHARED;
+		else if (strstr(s, "experts") != NULL)
+			hit |= HIT_ROUTED;
+		else
+			hit |= HIT_ALL;
+	}
+	return hit;
 }
 
 /* fsdp_config.<key> (either spelling), or NULL. */
@@ -100,12 +126,6 @@ prequant_bytes(const char *id)
 
 /* ---- the estimate ---------------------------------------------------- */
 
-struct arch {
-	double h, L, a, akv, d, I, V, E, k, Ie, N;
-	double kdense;		/* leading dense layers of a MoE */
-	double Na;		/* active parameters per token (MoE) */
-	bool tied;
-};
 
 /*
  * A catalog row with only a nominal size (verification "unverified"):
@@ -133,7 +153,7 @@ arch_nominal(struct arch *x, const struct model_def *m)
 	x->V = 128256;
 	if (2 * x->V * h > x->N / 3)
 		x->V = x->N / 3 / (2 * h);
-	x->E = x->k = x->kdense = 0;
+	x->E = x->k = x->kdense = x->ns = 0;
 	x->Ie = x->I;
 	x->tied = false;
 	return true;
@@ -173,6 +193,8 @@ arch_of(struct arch *x, const struct model_def *m, bool *derived)
 	    0;
 	x->Ie = m->moe_intermediate_size > 0 ?
 	    (double)m->moe_intermediate_size : x->I;
+	x->ns = x->E > 0 && m->shared_experts > 0 &&
+	    m->shared_experts < 64 ? (double)m->shared_experts : 0;
 	x->kdense = x->E > 0 && m->first_k_dense > 0 &&
 	    m->first_k_dense < m->num_hidden_layers ?
 	    (double)m->first_k_dense : 0;
@@ -330,310 +352,6 @@ estimate_model(const struct doc *d)
 	return m;
 }
 
-/* ---- unfrozen_parameters (estimator.md 2.3) ---------------------------- */
-
-/*
- * Axolotl's unfrozen_parameters are Python regexes over parameter names,
- * matched with re.match after every '.' not followed by '+' is made a
- * literal dot, an optional "[start:end]" range cut off (axolotl:
- * src/axolotl/utils/freeze.py, LayerNamePattern).  This is the subset
- * those patterns use: literals, \. \d \w \s and other escapes, [...]
- * classes (ranges, ^), the any character of ".+", the quantifiers * + ?
- * on one atom, ( | ) groups with an optional ?, ^ and $.  Matching is
- * backtracking with a step budget; a pattern outside the subset or over
- * the budget counts as matching everything (every parameter trainable:
- * the larger estimate).
- */
-#define RE_MAX_LEN	256
-#define RE_BUDGET	500000		/* steps for all of one config's
-					   patterns and names */
-
-struct re_cont {
-	const char *re, *end;
-	const struct re_cont *next;
-};
-
-struct re_state {
-	long steps;
-	bool bad;	/* outside the subset or over budget */
-};
-
-/* Length of the atom at re (< end), or 0 when malformed. */
-static size_t
-re_atom_len(const char *re, const char *end)
-{
-	const char *q;
-	int depth;
-
-	if (*re == '\\')
-		return re + 1 < end ? 2 : 0;
-	if (*re == '[') {
-		for (q = re + 1; q < end && *q != ']'; q++)
-			if (*q == '\\')
-				q++;
-		return q < end ? (size_t)(q - re + 1) : 0;
-	}
-	if (*re == '(') {
-		for (q = re, depth = 0; q < end; q++) {
-			if (*q == '\\') {
-				q++;
-				continue;
-			}
-			depth += *q == '(' ? 1 : *q == ')' ? -1 : 0;
-			if (depth == 0)
-				return (size_t)(q - re + 1);
-		}
-		return 0;
-	}
-	return 1;
-}
-
-static bool
-re_class_escape(char e, char c)
-{
-	switch (e) {
-	case 'd':
-		return c >= '0' && c <= '9';
-	case 'w':
-		return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
-		    (c >= 'A' && c <= 'Z') || c == '_';
-	case 's':
-		return c == ' ' || c == '\t' || c == '\n';
-	default:
-		return c == e;
-	}
-}
-
-/* Does the one-character atom re[0..len) take c? */
-static bool
-re_atom_takes(const char *re, size_t len, char c)
-{
-	const char *q = re + 1, *end = re + len - 1;
-	bool neg, hit = false;
-
-	if (c == '\0')
-		return false;
-	if (*re == '.')
-		return true;
-	if (*re == '\\')
-		return re_class_escape(re[1], c);
-	if (*re != '[')
-		return *re == c;
-	neg = *q == '^';
-	if (neg)
-		q++;
-	for (; q < end; q++) {
-		if (*q == '\\' && q + 1 < end) {
-			hit |= re_class_escape(q[1], c);
-			q++;
-		} else if (q + 2 < end && q[1] == '-') {
-			hit |= c >= q[0] && c <= q[2];
-			q += 2;
-		} else
-			hit |= *q == c;
-	}
-	return hit != neg;
-}
-
-static bool
-re_match(struct re_state *st, const char *re, const char *end, const char *s,
-    const struct re_cont *k)
-{
-	const char *next;
-	size_t alen;
-	char q;
-
-	if (++st->steps > RE_BUDGET) {
-		st->bad = true;
-		return false;
-	}
-	if (re == end)
-		return k == NULL ? true : re_match(st, k->re, k->end, s,
-		    k->next);
-	if (*re == '$' && re + 1 == end)
-		return *s == '\0' && (k == NULL || re_match(st, k->re, k->end,
-		    s, k->next));
-	alen = re_atom_len(re, end);
-	if (alen == 0 || *re == ')' || *re == '|' || *re == '*' ||
-	    *re == '+' || *re == '?' || *re == '$' || *re == '^') {
-		st->bad = true;
-		return false;
-	}
-	next = re + alen;
-	q = next < end && (*next == '*' || *next == '+' || *next == '?') ?
-	    *next++ : 0;
-	if (*re == '(') {
-		const char *a = re + 1, *b, *close = re + alen - 1;
-		struct re_cont c = { next, end, k };
-		int depth = 0;
-
-		if (q == '*' || q == '+') {
-			st->bad = true;
-			return false;
-		}
-		for (b = a; b <= close; b++) {
-			if (b < close && *b == '\\') {
-				b++;
-				continue;
-			}
-			if (b < close && (*b == '(' || *b == ')')) {
-				depth += *b == '(' ? 1 : -1;
-				continue;
-			}
-			if (b == close || (*b == '|' && depth == 0)) {
-				if (re_match(st, a, b, s, &c))
-					return true;
-				a = b + 1;
-			}
-		}
-		return q == '?' && re_match(st, next, end, s, k);
-	}
-	if (q == 0)
-		return re_atom_takes(re, alen, *s) &&
-		    re_match(st, next, end, s + 1, k);
-	if (q == '?')
-		return (re_atom_takes(re, alen, *s) &&
-		    re_match(st, next, end, s + 1, k)) ||
-		    re_match(st, next, end, s, k);
-	{
-		size_t n = 0, i;
-
-		while (re_atom_takes(re, alen, s[n]))
-			n++;
-		for (i = n + 1; i-- > (q == '+' ? 1u : 0u);)
-			if (re_match(st, next, end, s + i, k))
-				return true;
-		return false;
-	}
-}
-
-/* Axolotl's matching of one unfrozen_parameters pattern against name:
-   1 yes, 0 no, -1 a pattern this subset does not take (or st's budget is
-   spent). */
-static int
-unfrozen_match(struct re_state *st, const char *pat, const char *name)
-{
-	char re[2 * RE_MAX_LEN + 2];
-	size_t n = strlen(pat), i, w = 0;
-	const char *start;
-	bool hit;
-
-	if (n > RE_MAX_LEN)
-		return -1;
-	/* Cut a trailing "[start:end]" parameter range (the parameter is
-	   still trainable). */
-	if (n > 2 && pat[n - 1] == ']') {
-		const char *lb = strrchr(pat, '[');
-
-		if (lb != NULL && lb > pat && strspn(lb + 1, "0123456789:") ==
-		    (size_t)(pat + n - 1 - (lb + 1)))
-			n = (size_t)(lb - pat);
-	}
-	for (i = 0; i < n; i++) {
-		if (pat[i] == '\\' && i + 1 < n) {
-			re[w++] = pat[i++];
-			re[w++] = pat[i];
-		} else if (pat[i] == '.' && !(i + 1 < n && pat[i + 1] == '+')) {
-			re[w++] = '\\';
-			re[w++] = '.';
-		} else
-			re[w++] = pat[i];
-	}
-	re[w] = '\0';
-	start = re[0] == '^' ? re + 1 : re;
-	hit = re_match(st, start, re + w, name, NULL);
-	return st->bad ? -1 : hit;
-}
-
-/* Parameter names a decoder layer's attention and MLP carry in the
-   checkpoint layouts Axolotl examples train (Llama-style, multimodal
-   language_model, DBRX). */
-static const char *const layer_prefixes[] = { "model.layers.",
-	"model.language_model.layers.", "transformer.blocks.", NULL };
-
-/* Whether any pattern of the sequence u takes name: 1, 0, or -1 when a
-   pattern is outside the matcher's subset. */
-static int
-any_match(struct re_state *st, const struct doc_node *u, const char *name)
-{
-	size_t k;
-	int m;
-
-	for (k = 0; k < u->n; k++) {
-		m = unfrozen_match(st, u->items[k]->text, name);
-		if (m != 0)
-			return m;
-	}
-	return 0;
-}
-
-/*
- * How many parameters unfrozen_parameters leaves trainable (all of them
- * when the key is absent or a pattern is outside the matcher's subset):
- * each layer's attention and MLP tried under every known layer prefix,
- * the embedding and the head under theirs.
- */
-static double
-unfrozen_count(const struct doc *d, const struct arch *x, double n_embed,
-    double n_linear)
-{
-	static const char *const embeds[] = { "model.embed_tokens.weight",
-	    "model.language_model.embed_tokens.weight",
-	    "transformer.wte.weight", NULL };
-	const struct doc_node *u = doc_map_value(d->root,
-	    "unfrozen_parameters");
-	double attn = x->h * x->a * x->d * 2 + 2 * x->h * x->akv * x->d;
-	double layer = n_linear / x->L, share_a, total = 0, head;
-	struct re_state st = { 0, false };
-	char name[160];
-	size_t i;
-	long li;
-	int m;
-
-	if (u == NULL || u->kind != DOC_SEQ || u->n == 0 || u->n > 64 ||
-	    x->L > 512)
-		return x->N;
-	for (i = 0; i < u->n; i++)
-		if (u->items[i]->kind != DOC_STR)
-			return x->N;
-	share_a = layer > 0 ? (attn < layer ? attn / layer : 1) : 0;
-	for (li = 0; li < (long)x->L; li++) {
-		int hit_a = 0, hit_m = 0;
-		const char *const *pf;
-
-		for (pf = layer_prefixes; *pf != NULL; pf++) {
-			snprintf(name, sizeof(name),
-			    "%s%ld.self_attn.q_proj.weight", *pf, li);
-			if ((m = any_match(&st, u, name)) < 0)
-				return x->N;
-			hit_a |= m;
-			snprintf(name, sizeof(name),
-			    "%s%ld.mlp.down_proj.weight", *pf, li);
-			if ((m = any_match(&st, u, name)) < 0)
-				return x->N;
-			hit_m |= m;
-		}
-		total += layer * ((hit_a ? share_a : 0) +
-		    (hit_m ? 1 - share_a : 0));
-	}
-	head = x->tied ? 0 : n_embed / 2;
-	for (i = 0; embeds[i] != NULL; i++) {
-		if ((m = any_match(&st, u, embeds[i])) < 0)
-			return x->N;
-		if (m) {
-			total += n_embed - head;
-			break;
-		}
-	}
-	if (head > 0) {
-		if ((m = any_match(&st, u, "lm_head.weight")) < 0)
-			return x->N;
-		if (m)
-			total += head;
-	}
-	return total;
-}
-
 /* ---- the memory terms (docs/estimator.md gives each one's source) ---- */
 
 /*
@@ -645,28 +363,31 @@ unfrozen_count(const struct doc *d, const struct arch *x, double n_embed,
 const struct estimate_calib estimate_calib_default = {
 	/* 4% of the states: they are allocated once, in large blocks. */
 	.reserve_static = 0.04,
-	/* 8% of what is freed and reallocated each step. */
-	.reserve_transient = 0.08,
-	/* 115% of a sharded run's gathered units and collective buffers:
+	/* 28% of what is freed and reallocated each step, both phases
+	   (activations and the loss's buffers, DDP and dequantization
+	   buffers). */
+	.reserve_transient = 0.28,
+	/* 120% of a sharded run's gathered units and collective buffers:
 	   blocks cached on the collectives' streams. */
-	.reserve_sharded = 1.15,
+	.reserve_sharded = 1.20,
 	/* CUDA context, cuBLAS/cuDNN workspaces, kernels (estimator.md 7
 	   gives 0.5-1.5 GiB). */
-	.context_gib = 0.80,
+	.context_gib = 0.60,
 	/* NCCL communicators and their channel buffers on more than one
 	   GPU: judgement, not fitted (too few multi-GPU rows to fit it
 	   apart from the sharded reserve). */
 	.comm_gib = 0.50,
 	/* measured / estimate over the cross-validated rows: 10th and 90th
 	   percentiles. */
-	.range_low = 0.76,
-	.range_high = 1.28,
+	.range_low = 0.75,
+	.range_high = 1.53,
 };
 
 /* What the memory sections share, derived once per run. */
 struct run {
 	const struct doc *d;
 	const struct plan *p;
+	const char *model_type;	/* config.json's, or NULL */
 	struct arch x;
 	bool lora, qlora, q8, fsdp, fsdp1, ds, ddp;
 	double G, tp, cp, ep;
@@ -680,12 +401,16 @@ struct run {
 	double unit;		/* parameters of the largest decoder layer */
 	double unit_exp;	/* of which routed experts */
 	double n_lora;
+	double n_mts;		/* lora_modules_to_save: fully trainable */
+	double lb;		/* bytes per LoRA weight: fp32, or the
+				   training dtype without PEFT's autocast */
 	double n_train;		/* trainable parameters of a full fine-tune
 				   (unfrozen_parameters), else N */
 	double pre;		/* bytes per weight of a pre-quantized
 				   checkpoint, or 0 */
 	double lin;		/* bytes per frozen (dense) linear weight */
 	double exb;		/* bytes per frozen expert weight */
+	bool fused;		/* MoE experts are fused 3-D parameters */
 	bool exp_replicated;	/* quantized experts FSDP does not shard */
 	bool exp_parametrized;	/* experts quantized on load (3-D) */
 };
@@ -707,55 +432,102 @@ bnb_optimizer(const char *opt)
 	    strncmp(opt, "lion_", 5) == 0);
 }
 
-/* Section 3.1: LoRA parameters of the whole model. */
+/* LoRA on a d_in x d_out matrix for each targeted (gate, up, down) of
+   an MLP of width I: r x (d_in + d_out) without the rank. */
+static double
+lora_mlp(int gate, int up, int down, int mask, double h, double I)
+{
+	return ((gate & mask) ? h + I : 0) + ((up & mask) ? h + I : 0) +
+	    ((down & mask) ? I + h : 0);
+}
+
+/*
+ * Section 3.1: LoRA parameters of the whole model.  Module targets reach
+ * the attention and the dense MLPs, a MoE layer's shared experts, and
+ * its routed experts only when they are nn.Linear modules (r->fused is
+ * false); fused 3-D experts take LoRA through lora_target_parameters,
+ * E x r x (d_in + d_out) per tensor.
+ */
 static double
 lora_params(const struct run *r)
 {
 	const struct doc *d = r->d;
 	const struct arch *x = &r->x;
-	/* With lora_target_parameters naming the fused experts, module
-	   targets reach only the dense or shared MLP. */
-	bool fused = doc_map_value(d->root, "lora_target_parameters") != NULL;
-	double per = 0, mlp_in = x->E > 0 && !fused ? x->E : 1;
-	double Im = x->E > 0 && !fused ? x->Ie : x->I;
-	double hq = x->a * x->d, hkv = x->akv * x->d, rank;
+	double hq = x->a * x->d, hkv = x->akv * x->d, rank, attn = 0;
+	double dense, moe = 0;
+	int g = targeted(d, "gate_proj"), u = targeted(d, "up_proj");
+	int dn = targeted(d, "down_proj");
 
 	rank = num(doc_map_value(d->root, "lora_r"), 8);
 	if (!(rank >= 1 && rank <= 65536))	/* also NaN */
 		rank = 8;
 	if (targeted(d, "q_proj"))
-		per += x->h + hq;
+		attn += x->h + hq;
 	if (targeted(d, "k_proj"))
-		per += x->h + hkv;
+		attn += x->h + hkv;
 	if (targeted(d, "v_proj"))
-		per += x->h + hkv;
+		attn += x->h + hkv;
 	if (targeted(d, "o_proj"))
-		per += hq + x->h;
-	if (targeted(d, "gate_proj"))
-		per += mlp_in * (x->h + Im);
-	if (targeted(d, "up_proj"))
-		per += mlp_in * (x->h + Im);
-	if (targeted(d, "down_proj"))
-		per += mlp_in * (Im + x->h);
-	/* lora_target_parameters puts LoRA on fused 3-D expert tensors,
-	   E x r x (d_in + d_out) each. */
+		attn += hq + x->h;
+	dense = lora_mlp(g, u, dn, HIT_DENSE, x->h, x->I);
 	if (x->E > 0) {
 		const struct doc_node *tps = doc_map_value(d->root,
 		    "lora_target_parameters");
 		size_t q;
 
+		if (!r->fused)
+			moe += x->E * lora_mlp(g, u, dn, HIT_ROUTED, x->h,
+			    x->Ie);
+		if (x->ns > 0)
+			moe += lora_mlp(g, u, dn, HIT_SHARED, x->h,
+			    x->ns * x->Ie);
 		for (q = 0; tps != NULL && tps->kind == DOC_SEQ &&
 		    q < tps->n; q++) {
 			const char *t = tps->items[q]->kind == DOC_STR ?
 			    tps->items[q]->text : "";
 
 			if (strstr(t, "gate_up_proj") != NULL)
-				per += x->E * (x->h + 2 * x->Ie);
+				moe += x->E * (x->h + 2 * x->Ie);
 			else if (strstr(t, "down_proj") != NULL)
-				per += x->E * (x->Ie + x->h);
+				moe += x->E * (x->Ie + x->h);
 		}
 	}
-	return x->L * rank * per;
+	return rank * (x->L * attn + (x->L - r->L_moe) * dense +
+	    r->L_moe * moe);
+}
+
+/*
+ * lora_modules_to_save: PEFT wraps each named module in a
+ * ModulesToSaveWrapper that keeps the frozen original and trains a copy
+ * (peft: utils/other.py), so the copy has weights, gradients and
+ * optimizer states.  Counted for the embedding and the head, the modules
+ * Axolotl's examples name (vocabulary changes); other modules are small.
+ */
+static double
+mts_params(const struct run *r)
+{
+	const struct doc_node *m = doc_map_value(r->d->root,
+	    "lora_modules_to_save");
+	const struct arch *x = &r->x;
+	double n = 0;
+	bool embed = false, head = false;
+	size_t i;
+
+	for (i = 0; m != NULL && m->kind == DOC_SEQ && i < m->n; i++) {
+		const char *s = m->items[i]->kind == DOC_STR ?
+		    m->items[i]->text : "";
+
+		if (strstr(s, "embed") != NULL || strcmp(s, "wte") == 0)
+			embed = true;
+		else if (strstr(s, "lm_head") != NULL ||
+		    strcmp(s, "output") == 0)
+			head = true;
+	}
+	if (embed)
+		n += x->V * x->h;
+	if (head)
+		n += x->V * x->h;
+	return n;
 }
 
 static void
@@ -769,6 +541,7 @@ run_init(struct run *r, const struct doc *d, const struct plan *p,
 
 	r->d = d;
 	r->p = p;
+	r->model_type = m != NULL ? m->model_type : NULL;
 	r->lora = ad != NULL && (strcmp(ad, "lora") == 0 ||
 	    strcmp(ad, "qlora") == 0);
 	r->qlora = r->lora && (strcmp(ad, "qlora") == 0 || p->load_in_4bit);
@@ -809,31 +582,59 @@ run_init(struct run *r, const struct doc *d, const struct plan *p,
 	r->unit = (r->n_linear - r->n_exp) / x->L + r->n_norm / x->L;
 	r->unit_exp = r->L_moe > 0 ? r->n_exp / r->L_moe : 0;
 	r->unit += r->unit_exp;
-	r->n_lora = r->lora ? lora_params(r) : 0;
-	r->n_train = r->lora ? 0 : unfrozen_count(d, x, r->n_embed,
-	    r->n_linear);
 
 	/* Sections 3.3 and 8: bytes of the frozen base.  Transformers v5
-	   keeps MoE experts as fused 3-D parameters that bitsandbytes does
-	   not quantize: they stay 16-bit unless quantize_moe_experts
-	   quantizes them on load (axolotl: docs/expert_quantization.qmd) or
-	   the checkpoint has them as nn.Linear ("Linearized") or
-	   pre-quantized.  Under FSDP those quantized experts are not all
-	   sharded ("FSDP2 may use more VRAM per GPU than single GPU
-	   training", same document): counted whole on every rank. */
+	   keeps MoE experts as fused 3-D parameters, which bitsandbytes
+	   does not quantize and LoRA's module targets do not reach: they
+	   stay 16-bit unless quantize_moe_experts quantizes them on load
+	   (axolotl: docs/expert_quantization.qmd).  Experts are nn.Linear
+	   modules, quantized and targeted like any other, in a "Linearized"
+	   checkpoint and under trust_remote_code, where the model's own
+	   modeling file runs (Jamba's and Kimi-Linear's keep a ModuleList
+	   of MLPs).  PEFT's prepare_model_for_kbit_training, which Axolotl
+	   runs for 4- and 8-bit LoRA outside FSDP-QLoRA, FSDP's
+	   cpu_ram_efficient_loading and ZeRO-3, casts every 16-bit
+	   parameter that is not a Params4bit to fp32 ("cast all non INT8
+	   parameters to fp32", peft: utils/other.py); Axolotl casts the
+	   norms and embeddings back (axolotl: loaders/model.py,
+	   _convert_embedding_modules_dtype), not the experts: 16-bit
+	   experts are held in fp32.  Under FSDP experts quantized on load
+	   are not all sharded ("FSDP2 may use more VRAM per GPU than single
+	   GPU training", expert_quantization.qmd): counted whole on every
+	   rank. */
 	r->pre = id != NULL ? prequant_bytes(id) : 0;
 	r->lin = r->pre > 0 ? r->pre : r->qlora ? 0.5159 : r->q8 ? 1.0 :
 	    r->wbytes;
 	r->exb = r->lin;
+	r->fused = x->E > 0 && !doc_text_has_ci(id, "linearized") &&
+	    !doc_truthy(doc_map_value(d->root, "trust_remote_code"));
 	if (x->E > 0 && (r->qlora || r->q8) && r->pre == 0) {
 		bool quantized = doc_truthy(doc_map_value(d->root,
 		    "quantize_moe_experts"));
+		bool prepared = !(r->fsdp && (r->qlora ||
+		    doc_truthy(fsdp_value(d, "cpu_ram_efficient_loading")))) &&
+		    !(r->ds && p->zero_stage == 3);
 
-		if (!quantized && !doc_text_has_ci(id, "linearized"))
-			r->exb = 2;
+		if (r->fused && !quantized)
+			r->exb = prepared ? 4 : 2;
 		r->exp_replicated = quantized && r->fsdp;
 		r->exp_parametrized = quantized;
 	}
+	r->n_lora = r->lora ? lora_params(r) : 0;
+	r->n_mts = r->lora ? mts_params(r) : 0;
+	/* PEFT creates the adapter weights in fp32 and keeps them there
+	   (get_peft_model(autocast_adapter_dtype=True), Axolotl's
+	   peft_autocast_adapter_dtype, default true: ref. 3.2); with it
+	   off they stay in the training dtype. */
+	{
+		const struct doc_node *ac = doc_map_value(d->root,
+		    "peft_autocast_adapter_dtype");
+
+		r->lb = ac != NULL && ac->kind == DOC_BOOL && !ac->b ?
+		    r->wc : 4;
+	}
+	r->n_train = r->lora ? 0 : estimate_unfrozen_count(d, x, r->n_embed,
+	    r->n_linear);
 }
 
 /* The frozen base of a LoRA run, bytes, all ranks together. */
@@ -842,6 +643,15 @@ base_bytes(const struct run *r)
 {
 	return (r->n_linear - r->n_exp) * r->lin + r->n_exp * r->exb +
 	    (r->n_embed + r->n_norm) * (r->wbytes > 2 ? r->wbytes : 2);
+}
+
+/* Bytes per parameter of a lora_modules_to_save copy: the module's dtype
+   when PEFT copies it (16-bit after Axolotl's cast back, fp32 for an fp32
+   load). */
+static double
+mts_bytes(const struct run *r)
+{
+	return r->wbytes > 2 ? r->wbytes : 2;
 }
 
 /*
@@ -872,9 +682,12 @@ states_replicated(struct terms *t, const struct run *r)
 	double N = r->x.N;
 
 	if (r->lora) {
-		t->weights = base_bytes(r) + r->n_lora * 4;
-		t->grads = r->n_lora * 4;
-		t->optim = r->n_lora * optim_bytes(r->p->optimizer, 4);
+		double mb = mts_bytes(r);
+
+		t->weights = base_bytes(r) + r->n_lora * r->lb + r->n_mts * mb;
+		t->grads = r->n_lora * r->lb + r->n_mts * mb;
+		t->optim = r->n_lora * optim_bytes(r->p->optimizer, r->lb) +
+		    r->n_mts * optim_bytes(r->p->optimizer, mb);
 		t->buffers += dequant_scratch(r);
 	} else {
 		t->weights = N * r->wbytes;
@@ -901,9 +714,12 @@ states_deepspeed(struct terms *t, const struct run *r)
 		   gradients from ZeRO-2 on. */
 		double shard = p->zero_stage == 3 ? G : 1;
 
-		t->weights = (base_bytes(r) + r->n_lora * 2) / shard;
-		t->grads = r->n_lora * 2 / (p->zero_stage >= 2 ? G : 1);
-		t->optim = r->n_lora * optim_bytes(p->optimizer, 4) / G;
+		t->weights = (base_bytes(r) + (r->n_lora + r->n_mts) * 2) /
+		    shard;
+		t->grads = (r->n_lora + r->n_mts) * 2 / (p->zero_stage >= 2 ?
+		    G : 1);
+		t->optim = (r->n_lora + r->n_mts) * optim_bytes(p->optimizer,
+		    4) / G;
 		if (p->zero_stage == 3) {
 			/* The largest module gathered in 16 bits (the
 			   embedding; frozen, so no gradient), and ZeRO-3's
@@ -1010,15 +826,17 @@ states_fsdp(struct terms *t, const struct run *r)
 	} else {
 		double base = base_bytes(r), exp = r->n_exp * r->exb;
 		double lstate = optim_bytes(bnb_optimizer(r->p->optimizer) ?
-		    "adamw" : r->p->optimizer, 4);
+		    "adamw" : r->p->optimizer, r->lb);
 		double unit_stored = (unit - unit_exp) * r->lin +
 		    (r->exp_replicated ? 0 : unit_exp * r->exb);
 		const struct doc_node *uop = fsdp_value(d, "use_orig_params");
 
 		t->weights = (base - exp) / G + exp * (r->exp_replicated ? 1 :
-		    fe) + r->n_lora * 4 / G;
-		t->grads = r->n_lora * 4 / G;
-		t->optim = r->n_lora * lstate / G;
+		    fe) + (r->n_lora * r->lb + r->n_mts * mts_bytes(r)) / G;
+		t->grads = (r->n_lora * r->lb + r->n_mts * mts_bytes(r)) / G;
+		t->optim = (r->n_lora * lstate + r->n_mts * optim_bytes(
+		    bnb_optimizer(r->p->optimizer) ? "adamw" : r->p->optimizer,
+		    mts_bytes(r))) / G;
 		/* FSDP1 with use_orig_params mixes frozen and trainable
 		   parameters in one flat parameter: its gradient (and
 		   accelerate's fp32 upcast) covers the whole flat parameter,
@@ -1048,26 +866,87 @@ states_fsdp(struct terms *t, const struct run *r)
 	}
 }
 
-/* Section 5: saved activations at the peak, per micro batch of T. */
+/* Whether model_type t starts with one of the prefixes in list. */
+static bool
+type_in(const char *t, const char *const *list)
+{
+	size_t i;
+
+	for (i = 0; t != NULL && list[i] != NULL; i++)
+		if (strncmp(t, list[i], strlen(list[i])) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Section 5, counted from what autograd keeps (docs/estimator.md
+ * "Activations"): bytes one decoder layer saves per token, before tensor
+ * parallelism.  Transformers' RMSNorm upcasts its input to fp32 and the
+ * pow and the multiply keep that copy (4h), the next matmul keeps the
+ * 16-bit output (2h), and a trainable norm weight keeps the normalized
+ * value too (2h, full fine-tune).  Liger's RMSNorm, and torch.compile's
+ * fused kernels, keep the 16-bit input and the output only (4h).  The
+ * attention keeps the rotated q, k, v and its output (flash attention:
+ * no score matrix); SDPA's output is made contiguous for o_proj, one more
+ * copy.  Families with q/k norms (Qwen3, Gemma 3/4, OLMo 2/3, ...) norm
+ * q and k the same way.  A SwiGLU MLP keeps the gate and up outputs, the
+ * SiLU output and the product (8I); Liger's fused SwiGLU and compile's
+ * keep gate, up and the product (6I).  Gemma 2/3/4 norm before and after
+ * each block: four norms.
+ */
 static double
-activations(struct terms *t, const struct run *r, double T)
+layer_bytes(const struct run *r, bool fused)
+{
+	static const char *const sandwich[] = { "gemma2", "gemma3", "gemma4",
+	    NULL };
+	static const char *const qknorm[] = { "qwen3", "gemma3", "gemma4",
+	    "olmo2", "olmo3", "hunyuan", "apertus", "lfm2", "afmoe", NULL };
+	const struct doc *d = r->d;
+	const struct arch *x = &r->x;
+	const char *t = r->model_type;
+	double hq = x->a * x->d, hkv = x->akv * x->d, norms, per_norm, b;
+	bool fnorm = fused || doc_truthy(doc_map_value(d->root,
+	    "liger_rms_norm"));
+	bool fglu = fused || doc_truthy(doc_map_value(d->root,
+	    "liger_glu_activation"));
+	double mlp = fglu ? 6 : 8;
+
+	norms = type_in(t, sandwich) ? 4 : 2;
+	per_norm = fnorm ? 4 : 6 + (r->lora ? 0 : 2);
+	b = norms * per_norm * x->h;
+	if (type_in(t, qknorm))
+		b += (fnorm ? 2 : 4 + (r->lora ? 0 : 2)) * (hq + hkv);
+	b += 2 * hq + 4 * hkv + 2 * hq;
+	if (strcmp(r->p->attention, "sdpa") == 0)
+		b += 2 * hq;
+	if (x->E > 0) {
+		double k = x->k > 0 ? x->k : 1;
+
+		/* Routed token slots: the permuted copy and each expert's
+		   MLP; the router's fp32 logits. */
+		b += k * mlp * x->Ie + x->E * 4 + k * x->h * 2;
+	} else
+		b += mlp * x->I;
+	return b;
+}
+
+/* Section 5: saved activations at the peak, per micro batch of T; *tail
+   is what is left at the end of the backward pass (the first layer's,
+   recomputed under checkpointing, and its gradients), *rec the layer
+   recomputed under checkpointing (0 without). */
+static double
+activations(struct terms *t, const struct run *r, double T, double *tail,
+    double *rec)
 {
 	const struct doc *d = r->d;
 	const struct plan *p = r->p;
 	const struct arch *x = &r->x;
 	const struct doc_node *gc = doc_map_value(d->root,
 	    "gradient_checkpointing");
-	double hq = x->a * x->d, hkv = x->akv * x->d, Tl = T / r->cp;
-	double mlp = doc_truthy(doc_map_value(d->root,
-	    "liger_glu_activation")) ? 4 : 8;
-	double inner = 2 * hq + 4 * hkv + 2 * hq, a_layer, act;
+	double hq = x->a * x->d, Tl = T / r->cp, a_layer, act;
+	bool compiled = doc_truthy(doc_map_value(d->root, "torch_compile"));
 
-	if (x->E > 0)
-		inner += (x->k > 0 ? x->k : 1) * mlp * x->Ie + x->E * 4 +
-		    (x->k > 0 ? x->k : 1) * x->h * 2;
-	else
-		inner += mlp * x->I;
-	a_layer = Tl * (8 * x->h + inner / r->tp);
+	a_layer = Tl * layer_bytes(r, compiled) / r->tp;
 	if (strcmp(p->attention, "eager") == 0)
 		a_layer += 6 * x->a / r->tp * (double)p->sequence_len *
 		    (double)p->sequence_len * (double)p->micro_batch_size /
@@ -1077,6 +956,8 @@ activations(struct terms *t, const struct run *r, double T)
 	   one. */
 	if (r->lora && num(doc_map_value(d->root, "lora_dropout"), 0) > 0)
 		a_layer += Tl * 3 * (3 * x->h + hq + 2 * x->h + x->I);
+	*tail = a_layer * 1.5;
+	*rec = 0;
 	if (p->gradient_checkpointing || (r->fsdp && doc_truthy(fsdp_value(d,
 	    "activation_checkpointing")))) {
 		double ckpt = x->L * 2 * Tl * x->h;
@@ -1088,7 +969,8 @@ activations(struct terms *t, const struct run *r, double T)
 			t->cpu += ckpt;
 			ckpt = 4 * Tl * x->h;
 		}
-		act = ckpt + a_layer * 1.5;
+		*rec = a_layer * 1.5;
+		act = ckpt + *rec;
 	} else if (p->activation_offloading != NULL &&
 	    strcmp(p->activation_offloading, "false") != 0) {
 		t->cpu += x->L * a_layer;
@@ -1140,7 +1022,7 @@ estimate_run_calib(struct estimate *e, const struct doc *d,
 	struct mem_breakdown *b = &e->breakdown;
 	struct terms t;
 	struct run r;
-	double T, stat, trans, gib, reserve, head;
+	double T, stat, trans, gib, reserve, head, tail = 0, rec = 0, churn;
 	bool sharded;
 
 	memset(e, 0, sizeof(*e));
@@ -1171,8 +1053,8 @@ estimate_run_calib(struct estimate *e, const struct doc *d,
 	    (strncmp(e->model->verification, "partial", 7) == 0 ||
 	    strncmp(e->model->verification, "unverified", 10) == 0));
 	run_init(&r, d, p, e->model);
-	e->trainable_params = (r.lora ? r.n_lora : r.n_train) < 9e18 ?
-	    (long long)(r.lora ? r.n_lora : r.n_train) : 0;
+	e->trainable_params = (r.lora ? r.n_lora + r.n_mts : r.n_train) <
+	    9e18 ? (long long)(r.lora ? r.n_lora + r.n_mts : r.n_train) : 0;
 
 	/* Gathered units and reduce-scatter buffers of a sharded run live
 	   on the collectives' own CUDA stream. */
@@ -1230,8 +1112,44 @@ estimate_run_calib(struct estimate *e, const struct doc *d,
 	}
 	e->activation_tokens = T;
 	e->padded = !p->sample_packing;
-	t.act = activations(&t, &r, T);
+	t.act = activations(&t, &r, T, &tail, &rec);
 	t.logits = loss_bytes(&r, T);
+	churn = t.act + t.logits;
+	/* Under checkpointing the loss's buffers are freed (its backward
+	   runs first, then the head's) before the first layer is
+	   recomputed: the two never coexist, and the breakdown shows the
+	   larger, at the peak. */
+	if (rec > 0) {
+		if (t.logits >= rec)
+			t.act -= rec;
+		else
+			t.logits = 0;
+	}
+	/* The gradients of a full fine-tune are set to None at every
+	   optimizer step (optimizer.zero_grad(set_to_none=True), PyTorch's
+	   default since 2.0, and the HF Trainer's model.zero_grad()), and
+	   backward frees each layer's activations as it writes its
+	   gradients.  With one micro batch per step they never coexist in
+	   full: the peak is the larger of the end of the forward pass (the
+	   activations and the loss, the head's gradient the first written)
+	   and the end of the backward pass (every gradient, the first
+	   layer's activations).  With accumulation the gradients of the
+	   previous micro batches stay through the next forward.  DeepSpeed
+	   keeps its gradient partitions allocated: not there. */
+	if (!r.lora && !r.ds && p->gradient_accumulation_steps <= 1 &&
+	    t.grads > 0) {
+		double hg = r.n_train > 0 ? t.grads * (r.x.V * r.x.h) /
+		    r.n_train : 0;
+		double fwd = t.act + t.logits + (hg < t.grads ? hg :
+		    t.grads);
+		double bwd = t.grads + tail;
+
+		if (bwd >= fwd) {
+			t.act = tail;
+			t.logits = 0;
+		} else
+			t.grads = hg < t.grads ? hg : t.grads;
+	}
 
 	throughput(e, d, p, ctx, g, &r.x, r.lora, r.qlora, r.n_lora,
 	    r.n_linear, r.n_embed, r.fsdp, r.ds, r.ddp);
@@ -1246,8 +1164,12 @@ estimate_run_calib(struct estimate *e, const struct doc *d,
 	   stream; FSDP's limit_all_gathers exists to bound it).  The CUDA
 	   context and libraries, and NCCL's communicators on more than one
 	   GPU, sit outside PyTorch's accounting. */
+	/* The reserve grows with the transient tensors of both phases of
+	   the step: the blocks the loss frees stay cached when the
+	   recomputed layers or the gradients ask for other sizes. */
 	stat = t.weights + t.grads + t.optim;
-	trans = t.act + t.logits + (sharded ? 0 : t.buffers);
+	trans = churn + (sharded ? 0 : t.buffers);
+	e->churn_gib = churn / GIB;
 	b->weights_gib = t.weights / GIB;
 	b->gradients_gib = t.grads / GIB;
 	b->optimizer_gib = t.optim / GIB;

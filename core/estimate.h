@@ -70,6 +70,9 @@ struct estimate {
 	bool fits;
 	struct mem_breakdown breakdown;
 	double cpu_offload_gib;		/* host memory per GPU for offload */
+	double churn_gib;		/* activations and loss buffers over
+					   the whole step, both phases: what
+					   the transient reserve grows with */
 	/* The assumptions the figures rest on (issue 15 item 5). */
 	double activation_tokens;	/* tokens per micro batch sized for */
 	bool padded;			/* no packing: the worst batch pads
