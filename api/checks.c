@@ -165,12 +165,17 @@ decode_model(struct context *c, json_t *v, struct arena *a,
 	return bad_field(resp, "context.model: %s", e.msg);
 }
 
-/* context object -> struct context (strings borrowed from j). */
+/* context object -> struct context (strings borrowed from j); the
+   fields, their ranges and their messages are core/context's. */
 static int
 decode_context(struct context *c, json_t *j, struct arena *a,
     struct api_resp *resp)
 {
+	const struct context_field *f;
+	struct err e = { 0 };
+	char subject[80];
 	const char *key;
+	int rv;
 	json_t *v;
 
 	if (j == NULL || json_is_null(j))
@@ -178,56 +183,13 @@ decode_context(struct context *c, json_t *j, struct arena *a,
 	if (!json_is_object(j))
 		return bad_field(resp, "%s must be an object", "context");
 	json_object_foreach(j, key, v) {
-		if (strcmp(key, "gpus") == 0 || strcmp(key, "world_size") == 0 ||
-		    strcmp(key, "nodes") == 0) {
-			json_int_t n;
-
-			if (!json_is_integer(v))
-				return bad_field(resp,
-				    "context.%s must be an integer", key);
-			n = json_integer_value(v);
-			if (n < 1 || n > 1000000)
-				return bad_field(resp,
-				    "context.%s must be from 1 to 1000000",
-				    key);
-			if (strcmp(key, "nodes") == 0)
-				c->nodes = (long)n;
-			else
-				c->gpus = (long)n;
-		} else if (strcmp(key, "gpu_memory_gib") == 0 ||
-		    strcmp(key, "host_memory_gib") == 0) {
-			double g = json_number_value(v);
-
-			if (!json_is_number(v) || !context_gib_valid(g))
-				return bad_field(resp, "context.%s must be a "
-				    "number of GiB from 0.1 to 1048576", key);
-			if (key[0] == 'g')
-				c->gpu_memory_gib = g;
-			else
-				c->host_memory_gib = g;
-		} else if (strcmp(key, "dataset_tokens") == 0) {
-			if (!json_is_integer(v) || json_integer_value(v) < 1)
-				return bad_field(resp, "context.%s must be a "
-				    "positive integer", key);
-			c->dataset_tokens = (long long)json_integer_value(v);
-		} else if (strcmp(key, "torch") == 0) {
-			if (!json_is_string(v) || context_parse_torch(&c->torch,
-			    json_string_value(v)) != 0)
-				return bad_field(resp, "context.torch must be a "
-				    "version like \"2.11\"");
-		} else if (strcmp(key, "gpu") == 0 ||
-		    strcmp(key, "interconnect") == 0) {
-			if (!json_is_string(v))
-				return bad_field(resp,
-				    "context.%s must be a string", key);
-			if (key[1] == 'p')
-				c->gpu = json_string_value(v);
-			else
-				c->interconnect = json_string_value(v);
-		} else if (strcmp(key, "model") == 0) {
+		if (strcmp(key, "model") == 0) {
 			if (decode_model(c, v, a, resp) != 0)
 				return -1;
-		} else {
+			continue;
+		}
+		f = context_field_find(key);
+		if (f == NULL) {
 			api_problem(resp, 422, "invalid-field",
 			    "Unprocessable request", NULL,
 			    "unknown context field '%.64s'; known: gpus, "
@@ -235,6 +197,37 @@ decode_context(struct context *c, json_t *j, struct arena *a,
 			    "host_memory_gib, dataset_tokens, model", key);
 			return -1;
 		}
+		snprintf(subject, sizeof(subject), "context.%s", key);
+		switch (f->kind) {
+		case CONTEXT_COUNT:
+		case CONTEXT_TOKENS:
+			if (!json_is_integer(v))
+				return bad_field(resp, "%s must be %s", subject,
+				    f->kind == CONTEXT_COUNT ? "an integer" :
+				    "a positive integer");
+			rv = context_set_long(c, f, json_integer_value(v),
+			    subject, &e);
+			break;
+		case CONTEXT_GIB:
+			if (!json_is_number(v))
+				return bad_field(resp, "%s must be a number "
+				    "of GiB from 0.1 to 1048576", subject);
+			rv = context_set_double(c, f, json_number_value(v),
+			    subject, &e);
+			break;
+		case CONTEXT_TORCH:
+		case CONTEXT_TEXT:
+		default:
+			if (!json_is_string(v))
+				return bad_field(resp, "%s must be %s", subject,
+				    f->kind == CONTEXT_TORCH ? "a version "
+				    "like 2.11" : "a string");
+			rv = context_set(c, f, json_string_value(v), subject,
+			    &e);
+			break;
+		}
+		if (rv != 0)
+			return bad_field(resp, "%s", e.msg);
 	}
 	return 0;
 }
@@ -366,44 +359,22 @@ static int
 decode_yaml_body(struct submission *s, const struct api_req *req,
     const struct query *q, struct api_resp *resp)
 {
+	const struct context_field *f;
+	struct err e = { 0 };
 	const char *v;
-	long n;
 
 	s->config = req->body != NULL ? req->body : "";
 	s->config_len = req->body_len;
-	if ((v = query_get(q, "gpus")) != NULL ||
-	    (v = query_get(q, "world_size")) != NULL) {
-		if (api_parse_long(&n, v, 1, 1000000) != 0)
-			return bad_field(resp, "%s must be an integer from 1 "
-			    "to 1000000", "gpus");
-		s->ctx.gpus = n;
+	for (f = context_fields; f->name != NULL; f++) {
+		v = query_get(q, f->name);
+		/* world_size is the other name of gpus, read when gpus is
+		   not given. */
+		if (v == NULL || (strcmp(f->name, "world_size") == 0 &&
+		    query_get(q, "gpus") != NULL))
+			continue;
+		if (context_set(&s->ctx, f, v, f->canon, &e) != 0)
+			return bad_field(resp, "%s", e.msg);
 	}
-	if ((v = query_get(q, "nodes")) != NULL) {
-		if (api_parse_long(&n, v, 1, 1000000) != 0)
-			return bad_field(resp, "%s must be an integer from 1 "
-			    "to 1000000", "nodes");
-		s->ctx.nodes = n;
-	}
-	if ((v = query_get(q, "gpu")) != NULL)
-		s->ctx.gpu = v;
-	if ((v = query_get(q, "interconnect")) != NULL)
-		s->ctx.interconnect = v;
-	if ((v = query_get(q, "gpu_memory_gib")) != NULL &&
-	    context_parse_gib(&s->ctx.gpu_memory_gib, v) != 0)
-		return bad_field(resp, "%s must be a number of GiB from 0.1 to "
-		    "1048576", "gpu_memory_gib");
-	if ((v = query_get(q, "host_memory_gib")) != NULL &&
-	    context_parse_gib(&s->ctx.host_memory_gib, v) != 0)
-		return bad_field(resp, "%s must be a number of GiB from 0.1 to "
-		    "1048576", "host_memory_gib");
-	if ((v = query_get(q, "dataset_tokens")) != NULL &&
-	    context_parse_tokens(&s->ctx.dataset_tokens, v) != 0)
-		return bad_field(resp, "%s must be a positive integer",
-		    "dataset_tokens");
-	if ((v = query_get(q, "torch")) != NULL &&
-	    context_parse_torch(&s->ctx.torch, v) != 0)
-		return bad_field(resp, "torch must be a version like %s",
-		    "2.11");
 	if ((v = query_get(q, "name")) != NULL)
 		s->name = v;
 	s->labels = json_object();

@@ -1,5 +1,5 @@
 /*
- * core/report: findings, the launch context and the verdict.
+ * core/report: findings and the verdict.
  *
  * This is DESIGN.md's report: every reason for a verdict is a finding with
  * a rule id, findings are ordered by line then rule id, and the verdict is
@@ -13,15 +13,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "context.h"
 #include "err.h"
 
 struct arena;
 struct doc;
 struct estimate;
-struct model_def;
 struct suggestion;
 struct plan;
-struct policy;
 
 enum severity {
 	SEV_INFO = 0,
@@ -47,35 +46,6 @@ struct finding {
 	const char *reason;	/* why it was suppressed, or NULL */
 };
 
-/* Where the config is meant to run (DESIGN.md "context"). */
-struct context {
-	long gpus;		/* world size, >= 1 */
-	long nodes;		/* >= 1, divides gpus */
-	long gpus_per_node;	/* gpus / nodes, derived */
-	const char *gpu;	/* catalog id, "h100-sxm" */
-	const char *interconnect;	/* nvlink|pcie|infiniband|ethernet */
-	const struct policy *policy;	/* the organization's, or NULL */
-	const char *ds_config;	/* DeepSpeed JSON the caller read for a
-				   path preflight cannot open, or NULL */
-	size_t ds_config_len;
-	double gpu_memory_gib;	/* capacity override, GiB; 0: the catalog's */
-	double host_memory_gib;	/* host RAM per node, GiB; 0: unknown */
-	long long dataset_tokens;	/* tokens per epoch; 0: unknown */
-	/* The model's architecture from the caller (--model-config,
-	   context.model), used instead of the catalog; or NULL.  check_run
-	   resolves it once for the report's own context. */
-	const struct model_def *model;
-	/* When the catalog has no base_model: the daemon's --hf-cache
-	   reader (server/), or NULL.  Returns the model or NULL, allocated
-	   from a; never fails the check. */
-	const struct model_def *(*model_lookup)(void *arg, const char *id,
-	    struct arena *a);
-	void *model_lookup_arg;
-	int torch;		/* torch version as major*1000 + minor*10 +
-				   patch (2.11 is 2110, 2.5.1 is 2051);
-				   0: the default, 2.11 */
-};
-
 struct report {
 	enum verdict verdict;	/* set by report_finish() */
 	char config_sha256[65];	/* hex digest of the submitted bytes; core
@@ -95,30 +65,6 @@ struct report {
 	struct finding *head;	/* unsorted, while collecting */
 	struct finding *tail;
 };
-
-/* "2.11" or "2.5.1" -> 2110 / 2051 into *out; -1 when malformed. */
-int context_parse_torch(int *out, const char *s);
-
-/* A memory size in GiB for gpu_memory_gib / host_memory_gib: 0.1 to
-   1048576 (NaN is not). */
-bool context_gib_valid(double v);
-
-/* "80" or "79.5" -> *out when context_gib_valid; else -1. */
-int context_parse_gib(double *out, const char *s);
-
-/* A dataset_tokens count, "1000000000" -> *out (>= 1); else -1. */
-int context_parse_tokens(long long *out, const char *s);
-
-/* Fill c with the defaults: 1 GPU, 1 node, h100-sxm, link of the GPU. */
-void context_default(struct context *c);
-
-/*
- * Check c and derive gpus_per_node and a default interconnect (the GPU's
- * link on one node, infiniband across nodes).  ERR_SCHEMA with a message
- * naming the field: gpus < 1, nodes < 1, gpus not a multiple of nodes,
- * unknown GPU id (the message lists the ids), unknown interconnect.
- */
-int context_resolve(struct context *c, struct err *e);
 
 /*
  * Append a finding; strings are copied into a.  Returns 0 or ERR_NOMEM.

@@ -146,33 +146,18 @@ POLICY_FILE "\n"
 "Colour: on when stdout is a terminal and NO_COLOR is unset.\n");
 }
 
-/* A GiB flag (core/report's range); prints the error itself. */
+/* A context flag's value through core/context's decoder (its ranges and
+   words); prints the error itself. */
 static int
-parse_gib(double *out, const char *flag, const char *s)
+context_flag(struct context *c, const char *field, const char *flag,
+    const char *arg)
 {
-	if (context_parse_gib(out, s) == 0)
+	struct err e = { 0 };
+
+	if (context_set(c, context_field_find(field), arg, flag, &e) == 0)
 		return 0;
-	fprintf(stderr, "preflight: error: %s must be a number of GiB from "
-	    "0.1 to 1048576, got '%s'\n", flag, s);
+	fprintf(stderr, "preflight: error: %s, got '%s'\n", e.msg, arg);
 	return -1;
-}
-
-static int
-parse_long(long *out, const char *flag, const char *s)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno != 0 || end == s || *end != '\0' || v < 1 ||
-	    v > 1000000) {
-		fprintf(stderr, "preflight: error: %s must be an integer from "
-		    "1 to 1000000, got '%s'\n", flag, s);
-		return -1;
-	}
-	*out = v;
-	return 0;
 }
 
 /* "error" / "warning" (/ "info" when info_ok) -> enum severity, or -1. */
@@ -605,35 +590,25 @@ cli_context_opt(struct cli_opts *op, int c, const char *arg)
 {
 	switch (c) {
 	case 'g':
-		return parse_long(&op->ctx.gpus, "--gpus", arg);
+		return context_flag(&op->ctx, "gpus", "--gpus", arg);
 	case 'n':
-		return parse_long(&op->ctx.nodes, "--nodes", arg);
+		return context_flag(&op->ctx, "nodes", "--nodes", arg);
 	case 'M':
-		return parse_gib(&op->ctx.gpu_memory_gib, "--gpu-memory-gib",
-		    arg);
+		return context_flag(&op->ctx, "gpu_memory_gib",
+		    "--gpu-memory-gib", arg);
 	case 'H':
-		return parse_gib(&op->ctx.host_memory_gib, "--host-memory-gib",
-		    arg);
+		return context_flag(&op->ctx, "host_memory_gib",
+		    "--host-memory-gib", arg);
 	case 'T':
-		if (context_parse_tokens(&op->ctx.dataset_tokens, arg) != 0) {
-			fprintf(stderr, "preflight: error: --dataset-tokens "
-			    "must be a positive integer, got '%s'\n", arg);
-			return -1;
-		}
-		return 0;
+		return context_flag(&op->ctx, "dataset_tokens",
+		    "--dataset-tokens", arg);
 	case 'G':
-		op->ctx.gpu = arg;
-		return 0;
+		return context_flag(&op->ctx, "gpu", "--gpu", arg);
 	case 'i':
-		op->ctx.interconnect = arg;
-		return 0;
+		return context_flag(&op->ctx, "interconnect", "--interconnect",
+		    arg);
 	case 't':
-		if (context_parse_torch(&op->ctx.torch, arg) != 0) {
-			fprintf(stderr, "preflight: error: --torch must be a "
-			    "version like 2.11, got '%s'\n", arg);
-			return -1;
-		}
-		return 0;
+		return context_flag(&op->ctx, "torch", "--torch", arg);
 	case 'p':
 		op->policy_given = true;
 		return load_policy(op, arg);

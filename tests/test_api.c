@@ -373,7 +373,7 @@ static const struct bad_req bad_reqs[] = {
 	  0 },
 	{ "json_bad_gpus", "POST", "/v1/checks", "application/json",
 	  "{\"config\": \"a: 1\", \"context\": {\"gpus\": 0}}", 422,
-	  "context.gpus must be from 1", 0 },
+	  "context.gpus must be an integer from 1", 0 },
 	{ "json_gpus_string", "POST", "/v1/checks", "application/json",
 	  "{\"config\": \"a: 1\", \"context\": {\"gpus\": \"8\"}}", 422,
 	  "context.gpus must be an integer", 0 },
