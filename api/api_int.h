@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "api/api.h"
+#include "core/context.h"
 #include "core/err.h"
 
 #define QUERY_MAX 32
@@ -74,7 +75,82 @@ void api_new_id(char out[27], struct api_ctx *ctx, int64_t ms);
 /* Is s a well-formed id (26 Crockford base32 characters)? */
 bool api_is_id(const char *s);
 
-/* Handlers (api/checks.c, api/catalog.c, api/ui.c). */
+/* ---- submissions (api/submit_body.c) -------------------------------- */
+
+/* A decoded POST body: the config and where it should run. */
+struct submission {
+	const char *config;	/* borrowed from json or the request */
+	size_t config_len;
+	struct context ctx;
+	const char *name;	/* "" when not given */
+	json_t *labels;		/* object of strings; owned */
+	json_t *source;		/* CI: {repo, commit, ...}; borrowed, json */
+	json_t *json;		/* the decoded JSON body; owned */
+	bool dry_run;
+};
+
+enum sub_kind {
+	SUB_CHECK,		/* POST /v1/checks: JSON or YAML, dry_run */
+	SUB_ESTIMATE,		/* POST /v1/estimate: JSON or YAML */
+	SUB_CI			/* POST /v1/ci/checks: JSON with source */
+};
+
+/*
+ * Decode a POST body (JSON or raw YAML with the context in the query
+ * string) into s and resolve its context.  On failure resp holds the
+ * problem and -1 is returned; s must be submission_fini'd either way.
+ */
+int submission_decode(struct submission *s, const struct api_req *req,
+    const struct query *q, enum sub_kind kind, struct api_resp *resp);
+
+/* Release what s owns (its JSON and labels). */
+void submission_fini(struct submission *s);
+
+/* 0 when name is a config name a check may carry (at most 1,024 bytes,
+   no control character); else -1 with a 422 problem in resp. */
+int api_check_name(const char *name, struct api_resp *resp);
+
+/* ---- lists and histories (api/list.c) ------------------------------- */
+
+#define LIST_DEFAULT 50		/* items of a page without ?limit */
+#define LIST_MAX 200		/* the largest ?limit */
+/* A page of a list or a history holds at most this many bytes of JSON
+   (and at least one item): a page that would be larger ends early with a
+   cursor, so a client that never reads its answer pins little. */
+#define PAGE_BYTES ((size_t)256 << 10)
+
+/* Id bounds for cursor, since and until, kept beside the query that
+   borrows them. */
+struct list_bounds {
+	char cursor[32];
+	char since[27];
+	char until[27];
+};
+
+struct store_query;
+struct store_check;
+
+/*
+ * The filters listChecks and getHistory share (team, limit, cursor,
+ * since, until) from q into sq, with bd holding the ids it borrows.
+ * -1 with a 400 problem in resp when one is malformed.
+ */
+int list_query(struct store_query *sq, struct list_bounds *bd,
+    const struct api_req *req, const struct query *q,
+    struct api_resp *resp);
+
+/* Items of a page out of the n rows a list query read (see list.c). */
+size_t list_page_len(const struct store_check *items, size_t n,
+    const struct store_query *sq);
+
+/* The opaque cursor after the item with this id, into out. */
+void list_cursor_encode(char *out, size_t cap, const char *id);
+
+/* HEAD of a collection: its status and type, without building it. */
+void api_head_answer(struct api_resp *resp);
+
+/* Handlers (api/submit.c, api/list.c, api/history.c, api/catalog.c,
+   api/ui.c). */
 handler_fn h_post_check, h_ci_check, h_list_checks, h_get_check, h_diff, h_history,
     h_rule_stats, h_estimate, h_rules, h_rule, h_gpus, h_models, h_keys,
     h_get_config, h_ui_page, h_ui_asset;

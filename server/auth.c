@@ -246,14 +246,11 @@ auth_ci_failure(struct auth *a, const struct sockaddr *peer)
 int
 auth_make_token(char *out, size_t cap, char sha[65])
 {
-	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmn"
-	    "opqrstuvwxyz0123456789-_";
-	unsigned char r[33];
-	size_t got = 0, i, k = 3;
+	unsigned char r[32];
+	size_t got = 0, k;
 
 	if (cap < 48)
 		return -1;
-	r[32] = 0;
 	while (got < 32) {
 		ssize_t n = getrandom(r + got, 32 - got, 0);
 
@@ -263,16 +260,7 @@ auth_make_token(char *out, size_t cap, char sha[65])
 			got += (size_t)n;
 	}
 	memcpy(out, "pf_", 3);
-	for (i = 0; i < 32; i += 3) {
-		unsigned v = (unsigned)r[i] << 16 | (unsigned)r[i + 1] << 8 |
-		    (i + 2 < 32 ? r[i + 2] : 0);
-
-		out[k++] = b64[v >> 18 & 63];
-		out[k++] = b64[v >> 12 & 63];
-		out[k++] = b64[v >> 6 & 63];
-		if (i + 2 < 32)
-			out[k++] = b64[v & 63];
-	}
-	out[k] = '\0';
+	digest_base64url(out + 3, cap - 3, r, sizeof(r));
+	k = strlen(out);
 	return digest_sha256_hex(sha, out, k);
 }

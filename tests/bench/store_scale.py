@@ -184,7 +184,7 @@ def _cursor_for(port, skip):
 def _cursor_of_id(sample, target_id):
     """next_cursor is an opaque encoding of an id; make the same encoding
     of target_id by re-encoding the sample's scheme (base64url of the id,
-    as api/checks.c cursor_encode writes it)."""
+    as api/list.c list_cursor_encode writes it)."""
     import base64
     raw = base64.urlsafe_b64decode(sample + "=" * (-len(sample) % 4))
     if len(raw) != 26:      # not the scheme this tool knows: no jump
