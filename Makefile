@@ -314,8 +314,7 @@ FUZZ_CC = clang -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -g -O1 \
 	  -I. -Ibuild/gen $(PKG_CFLAGS)
 FUZZ_RUN = -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048
 FUZZ_API_SRC = tests/fuzz/fuzz_api.c tests/fixture_api.c $(CORE_SRC) $(API_SRC) \
-	       server/store_sqlite.c server/store_writer.c server/store_vfs.c \
-	       server/store_diagnose.c server/log.c \
+	       $(wildcard server/store_*.c) server/log.c \
 	       build/gen/tables.c build/gen/migrations.c build/gen/ruledoc.c \
 	       build/gen/ui_assets.c
 fuzz-deps:

@@ -1,8 +1,11 @@
 /*
  * server/store_int: what the SQLite store's files share, not for other
- * callers.  store_sqlite.c opens, migrates and reads; store_writer.c owns
+ * callers.  store_sqlite.c has the helpers, the reader pool, readiness
+ * and the store_ops table; store_open.c opens, migrates and closes;
+ * store_read.c reads; store_token.c keeps API tokens; store_writer.c owns
  * the writer thread (group commits of queued checks, one wake per job)
- * and the checkpointer; store_vfs.c counts what SQLite writes and syncs.
+ * and the checkpointer; store_vfs.c counts what SQLite writes and syncs;
+ * store_diagnose.c stores diagnoses.
  */
 #ifndef SERVER_STORE_INT_H
 #define SERVER_STORE_INT_H
@@ -20,6 +23,16 @@
 #define LIST_VARIANTS 64	/* 2^6 optional filters of list_checks */
 #define READERS 4		/* read connections (WAL: concurrent readers) */
 #define STORE_PAGE_SIZE "1024"	/* bytes per page of a new database */
+
+/* A whole checks row, in the order store_read.c's read_row() expects. */
+#define CHECK_COLUMNS "id, created_at, team, name, config_sha256, " \
+	"verdict, errors, warnings, infos, context, report, config, " \
+	"idem_key, body_sha256"
+
+/* The first 11 of them, of the table aliased c: a list row. */
+#define LIST_COLUMNS "c.id, c.created_at, c.team, c.name, " \
+	"c.config_sha256, c.verdict, c.errors, c.warnings, c.infos, " \
+	"c.context, c.report"
 
 /* A read connection and its statements; one request at a time holds it
    (reader_get / reader_put). */
@@ -148,6 +161,17 @@ struct store_sqlite {
 int store_db_fail(struct store_sqlite *s, sqlite3 *db, struct err *e,
     const char *what);
 
+/* CLOCK_MONOTONIC in milliseconds. */
+int64_t store_mono_ms(void);
+
+/* sqlite3_exec of sql (no rows); 0 or ERR_STORE with SQLite's message. */
+int store_exec(sqlite3 *db, const char *sql, struct err *e);
+
+/* Run fn on the writer connection (a JOB_CALL) and wait; its result. */
+int store_call(struct store_sqlite *s,
+    int (*fn)(sqlite3 *db, void *arg, struct err *e), void *arg,
+    struct err *e);
+
 /* Prepare sql on db, persistent; 0 or ERR_STORE. */
 int store_prepare(sqlite3 *db, sqlite3_stmt **st, const char *sql,
     struct err *e);
@@ -167,7 +191,38 @@ void store_reader_put(struct store_sqlite *s, struct reader *rd);
  */
 int64_t store_id_seq(const char *id);
 
+/* ---- store_read.c ------------------------------------------------------ */
+
+/* store_ops.get_check, get_by_idem, list_checks and rule_stats (see
+   api/store.h). */
+int store_get_check(void *self, struct store_check *out, const char *id,
+    const char *team, struct arena *a, struct err *e);
+int store_get_by_idem(void *self, struct store_check *out,
+    const char *team, const char *key, struct arena *a, struct err *e);
+int store_list_checks(void *self, struct store_check **out, size_t *n,
+    const struct store_query *q, struct arena *a, struct err *e);
+int store_rule_stats(void *self, struct store_rule_stat **out, size_t *n,
+    const char *team, const char *since_id, struct arena *a,
+    struct err *e);
+
+/* ---- store_insert.c (writer thread only) ------------------------------- */
+
+/* 0 when c can be stored (ids, verdict, severities); else ERR_SCHEMA. */
+int store_validate_check(const struct store_check *c, struct err *e);
+
+/* Insert c (validated) in the writer's open transaction: its checks row
+   and its check_rules entries.  0, or ERR_STORE / ERR_NOMEM. */
+int store_insert_check(struct store_sqlite *s, const struct store_check *c,
+    struct err *e);
+
+/* Empty the writer's cache of rule ids (after a rollback, at close). */
+void store_rules_forget(struct writer *w);
+
 /* ---- store_writer.c ---------------------------------------------------- */
+
+/* Step a prepared statement that returns no rows and reset it; 0 or the
+   SQLite code. */
+int store_step(sqlite3_stmt *st);
 
 /* Prepare the writer's statements on s->w.db (migrated). */
 int store_writer_prepare(struct store_sqlite *s, struct err *e);

@@ -53,280 +53,13 @@
 #define CKPT_WAIT_MS 2		/* how long a restart waits for readers */
 
 /* Step a prepared statement that returns no rows; 0 or the SQLite code. */
-static int
-run(sqlite3_stmt *st)
+int
+store_step(sqlite3_stmt *st)
 {
 	int rc = sqlite3_step(st);
 
 	sqlite3_reset(st);
 	return rc == SQLITE_DONE ? 0 : rc;
-}
-
-/* ---- rule ids ---------------------------------------------------------- */
-
-static uint64_t
-name_hash(const char *s)
-{
-	uint64_t h = 14695981039346656037u;
-
-	for (; *s != '\0'; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211u;
-	return h;
-}
-
-static void
-rules_forget(struct writer *w)
-{
-	size_t i;
-
-	for (i = 0; i < w->rcap; i++)
-		free(w->rules[i].name);
-	free(w->rules);
-	w->rules = NULL;
-	w->rcap = w->rn = 0;
-}
-
-/* The slot of name: its own, or the empty one it would take. */
-static struct rule_slot *
-rules_slot(struct writer *w, const char *name)
-{
-	size_t i = (size_t)name_hash(name) & (w->rcap - 1);
-
-	while (w->rules[i].name != NULL && strcmp(w->rules[i].name,
-	    name) != 0)
-		i = (i + 1) & (w->rcap - 1);
-	return &w->rules[i];
-}
-
-static int
-rules_remember(struct writer *w, const char *name, long long id)
-{
-	struct rule_slot *sl;
-
-	if (w->rn + 1 > w->rcap / 2) {
-		struct rule_slot *old = w->rules;
-		size_t n = w->rcap, i;
-
-		w->rcap = n == 0 ? 256 : n * 2;
-		w->rules = calloc(w->rcap, sizeof(*w->rules));
-		if (w->rules == NULL) {
-			w->rules = old;
-			w->rcap = n;
-			return -1;
-		}
-		for (i = 0; i < n; i++)
-			if (old[i].name != NULL)
-				*rules_slot(w, old[i].name) = old[i];
-		free(old);
-	}
-	sl = rules_slot(w, name);
-	sl->name = strdup(name);
-	if (sl->name == NULL)
-		return -1;
-	sl->id = id;
-	w->rn++;
-	return 0;
-}
-
-/*
- * The id of rule name, adding a rules row when it is new (inside the
- * batch's transaction: a rollback forgets the cache, see run_batch).
- */
-static int
-rule_id(struct store_sqlite *s, long long *out, const char *name,
-    struct err *e)
-{
-	struct writer *w = &s->w;
-	int rc;
-
-	if (w->rcap > 0) {
-		struct rule_slot *sl = rules_slot(w, name);
-
-		if (sl->name != NULL) {
-			*out = sl->id;
-			return 0;
-		}
-	}
-	if (sqlite3_bind_text(w->rule_add, 1, name, -1, SQLITE_STATIC) ||
-	    run(w->rule_add) != 0 ||
-	    sqlite3_bind_text(w->rule_get, 1, name, -1, SQLITE_STATIC) ||
-	    (rc = sqlite3_step(w->rule_get)) != SQLITE_ROW) {
-		sqlite3_reset(w->rule_get);
-		return store_db_fail(s, w->db, e, "rule id");
-	}
-	*out = sqlite3_column_int64(w->rule_get, 0);
-	sqlite3_reset(w->rule_get);
-	if (rules_remember(w, name, *out) != 0)
-		return err_set(e, ERR_NOMEM, NULL, "out of memory");
-	return 0;
-}
-
-/* ---- one check --------------------------------------------------------- */
-
-static int
-severity_code(const char *sev)
-{
-	if (strcmp(sev, "error") == 0)
-		return 0;
-	if (strcmp(sev, "warning") == 0)
-		return 1;
-	if (strcmp(sev, "info") == 0)
-		return 2;
-	return -1;
-}
-
-/*
- * A check the writer can insert: what the schema requires, checked
- * before the batch so that a malformed job fails alone without costing
- * the others a rollback.
- */
-static int
-validate(const struct store_check *c, struct err *e)
-{
-	size_t i;
-
-	if (store_id_seq(c->id) < 0)
-		return err_set(e, ERR_INTERNAL, NULL, "check id '%.30s' is "
-		    "not 26 Crockford characters", c->id);
-	if (c->team == NULL || c->name == NULL || c->config_sha256 == NULL ||
-	    c->verdict == NULL || c->context_json == NULL || c->json == NULL ||
-	    c->body_sha256 == NULL || (c->config == NULL &&
-	    c->config_len > 0) || (c->findings == NULL && c->nfindings > 0))
-		return err_set(e, ERR_INTERNAL, NULL, "check %s lacks a "
-		    "field the store requires", c->id);
-	if (strcmp(c->verdict, "pass") != 0 && strcmp(c->verdict,
-	    "warn") != 0 && strcmp(c->verdict, "fail") != 0)
-		return err_set(e, ERR_INTERNAL, NULL, "check %s: verdict "
-		    "'%.10s'", c->id, c->verdict);
-	for (i = 0; i < c->nfindings; i++)
-		if (c->findings[i].rule == NULL ||
-		    c->findings[i].severity == NULL ||
-		    severity_code(c->findings[i].severity) < 0)
-			return err_set(e, ERR_INTERNAL, NULL, "check %s: "
-			    "finding %zu has no rule or severity", c->id, i);
-	return 0;
-}
-
-/* Append to the findings buffer; -1 when out of memory. */
-static int
-fbuf_put(struct writer *w, size_t *n, const char *text, size_t len)
-{
-	if (*n + len + 1 > w->fcap) {
-		size_t cap = w->fcap == 0 ? 1024 : w->fcap;
-		char *nb;
-
-		while (*n + len + 1 > cap)
-			cap *= 2;
-		nb = realloc(w->fbuf, cap);
-		if (nb == NULL)
-			return -1;
-		w->fbuf = nb;
-		w->fcap = cap;
-	}
-	memcpy(w->fbuf + *n, text, len);
-	*n += len;
-	w->fbuf[*n] = '\0';
-	return 0;
-}
-
-/*
- * Insert c: its row, with the findings as [[rule, severity, line], ...]
- * (migrations/0006), then a check_rules entry per distinct error or
- * warning rule.  The key is store_id_seq(id); should another id already
- * hold that key (ids made elsewhere), SQLite picks the next free one.
- */
-static int
-insert_one(struct store_sqlite *s, const struct store_check *c,
-    struct err *e)
-{
-	struct writer *w = &s->w;
-	sqlite3_stmt *st = w->ins_check, *r = w->ins_rule;
-	long long *ids = NULL;
-	size_t i, n = 0;
-	char item[96];
-	int rv = 0, rc, k;
-
-	ids = malloc((c->nfindings + 1) * sizeof(*ids));
-	if (ids == NULL)
-		return err_set(e, ERR_NOMEM, NULL, "out of memory");
-	if (fbuf_put(w, &n, "[", 1) != 0)
-		goto nomem;
-	for (i = 0; i < c->nfindings; i++) {
-		const struct store_finding *x = &c->findings[i];
-
-		rv = rule_id(s, &ids[i], x->rule, e);
-		if (rv != 0)
-			goto out;
-		k = snprintf(item, sizeof(item), "%s[%lld,%d,%u]",
-		    i > 0 ? "," : "", ids[i], severity_code(x->severity),
-		    x->line);
-		if (fbuf_put(w, &n, item, (size_t)k) != 0)
-			goto nomem;
-	}
-	if (fbuf_put(w, &n, "]", 1) != 0)
-		goto nomem;
-	for (k = 0; k < 2; k++) {
-		if ((k == 0 ? sqlite3_bind_int64(st, 1, store_id_seq(c->id)) :
-		    sqlite3_bind_null(st, 1)) ||
-		    sqlite3_bind_text(st, 2, c->id, -1, SQLITE_STATIC) ||
-		    sqlite3_bind_text(st, 3, c->team, -1, SQLITE_STATIC) ||
-		    sqlite3_bind_text(st, 4, c->name, -1, SQLITE_STATIC) ||
-		    sqlite3_bind_int64(st, 5, c->created_at_ms) ||
-		    sqlite3_bind_text(st, 6, c->verdict, -1, SQLITE_STATIC) ||
-		    sqlite3_bind_int64(st, 7, c->errors) ||
-		    sqlite3_bind_int64(st, 8, c->warnings) ||
-		    sqlite3_bind_int64(st, 9, c->infos) ||
-		    sqlite3_bind_text(st, 10, c->config_sha256, -1,
-		    SQLITE_STATIC) ||
-		    sqlite3_bind_text(st, 11, c->body_sha256, -1,
-		    SQLITE_STATIC) ||
-		    (c->idem_key != NULL ? sqlite3_bind_text(st, 12,
-		    c->idem_key, -1, SQLITE_STATIC) :
-		    sqlite3_bind_null(st, 12)) ||
-		    sqlite3_bind_text(st, 13, w->fbuf, (int)n,
-		    SQLITE_STATIC) ||
-		    sqlite3_bind_text(st, 14, c->context_json, -1,
-		    SQLITE_STATIC) ||
-		    sqlite3_bind_text(st, 15, c->json, -1, SQLITE_STATIC) ||
-		    sqlite3_bind_blob64(st, 16, c->config_len > 0 ? c->config :
-		    "", c->config_len, SQLITE_STATIC)) {
-			rv = store_db_fail(s, w->db, e, "bind check");
-			goto out;
-		}
-		rc = sqlite3_step(st);
-		sqlite3_reset(st);
-		if (rc == SQLITE_DONE)
-			break;
-		if (k == 0 && sqlite3_extended_errcode(w->db) ==
-		    SQLITE_CONSTRAINT_PRIMARYKEY) {
-			log_msg("warn", "store: check %s: its key is taken "
-			    "(an id not made by this server); stored under "
-			    "the next free key", c->id);
-			continue;
-		}
-		rv = store_db_fail(s, w->db, e, "insert check");
-		goto out;
-	}
-	for (i = 0; i < c->nfindings; i++) {
-		if (severity_code(c->findings[i].severity) > 1)
-			continue;	/* info: not filtered by */
-		if (sqlite3_bind_text(r, 1, c->team, -1, SQLITE_STATIC) ||
-		    sqlite3_bind_int64(r, 2, ids[i]) ||
-		    sqlite3_bind_int64(r, 3,
-		    sqlite3_last_insert_rowid(w->db)) ||
-		    (rc = run(r)) != 0) {
-			rv = store_db_fail(s, w->db, e, "insert rule entry");
-			goto out;
-		}
-	}
-	goto out;
-nomem:
-	rv = err_set(e, ERR_NOMEM, NULL, "out of memory");
-out:
-	sqlite3_clear_bindings(st);
-	sqlite3_clear_bindings(r);
-	free(ids);
-	return rv;
 }
 
 /* ---- batches ----------------------------------------------------------- */
@@ -347,8 +80,8 @@ static void
 undo(struct store_sqlite *s)
 {
 	if (!sqlite3_get_autocommit(s->w.db))
-		run(s->w.rollback);
-	rules_forget(&s->w);
+		store_step(s->w.rollback);
+	store_rules_forget(&s->w);
 }
 
 /*
@@ -366,7 +99,7 @@ try_batch(struct store_sqlite *s, struct store_write *list,
 	int rc;
 
 	*bad = NULL;
-	if ((rc = run(s->w.begin)) != 0) {
+	if ((rc = store_step(s->w.begin)) != 0) {
 		store_db_fail(s, s->w.db, &e, "begin");
 		undo(s);
 		fail_all(list, &e);
@@ -374,14 +107,14 @@ try_batch(struct store_sqlite *s, struct store_write *list,
 	}
 	for (w = list; w != NULL; w = w->next) {
 		memset(&w->e, 0, sizeof(w->e));
-		w->rv = insert_one(s, w->c, &w->e);
+		w->rv = store_insert_check(s, w->c, &w->e);
 		if (w->rv != 0) {
 			undo(s);
 			*bad = w;
 			return w->rv;
 		}
 	}
-	if ((rc = run(s->w.commit)) != 0) {
+	if ((rc = store_step(s->w.commit)) != 0) {
 		store_db_fail(s, s->w.db, &e, "commit");
 		undo(s);
 		fail_all(list, &e);
@@ -431,7 +164,7 @@ run_job(struct store_sqlite *s, struct job *j)
 
 	switch (j->kind) {
 	case JOB_PROBE:
-		j->rv = run(s->w.beat) == 0 ? 0 :
+		j->rv = store_step(s->w.beat) == 0 ? 0 :
 		    store_db_fail(s, db, j->e, "write probe");
 		break;
 	case JOB_CALL:
@@ -441,7 +174,7 @@ run_job(struct store_sqlite *s, struct job *j)
 		if (sqlite3_bind_text(s->w.prune, 1, j->before_id, -1,
 		    SQLITE_STATIC) ||
 		    sqlite3_bind_int(s->w.prune, 2, j->batch) ||
-		    run(s->w.prune) != 0)
+		    store_step(s->w.prune) != 0)
 			j->rv = store_db_fail(s, db, j->e, "prune");
 		else
 			j->deleted = sqlite3_changes(db);
@@ -449,7 +182,7 @@ run_job(struct store_sqlite *s, struct job *j)
 		break;
 	}
 	if (j->rv != 0 && !sqlite3_get_autocommit(db))
-		run(s->w.rollback);	/* a call that left one open */
+		store_step(s->w.rollback);	/* a call that left one open */
 }
 
 /*
@@ -557,7 +290,7 @@ writer_loop(void *arg)
 		for (i = 0; i < n; i++) {
 			w = all[i];
 			memset(&w->e, 0, sizeof(w->e));
-			w->rv = validate(w->c, &w->e);
+			w->rv = store_validate_check(w->c, &w->e);
 			if (w->rv == 0) {
 				*otail = w;
 				otail = &w->next;
@@ -850,7 +583,7 @@ store_writer_stop(struct store_sqlite *s)
 	sqlite3_finalize(w->rollback);
 	w->ins_check = w->ins_rule = w->rule_get = w->rule_add = NULL;
 	w->beat = w->prune = w->begin = w->commit = w->rollback = NULL;
-	rules_forget(w);
+	store_rules_forget(w);
 	free(w->fbuf);
 	w->fbuf = NULL;
 	w->fcap = 0;
