@@ -338,7 +338,8 @@ fuzz: fuzz-deps build/gen/tables.c build/gen/migrations.c build/gen/ruledoc.c \
 	    $(CORE_SRC) api/encode.c api/jsonw.c build/gen/tables.c \
 	    $(PKG_LIBS) -lm
 	$(FUZZ_CC) -o build/fuzz/fuzz_doc tests/fuzz/fuzz_doc.c \
-	    core/arena.c core/doc.c core/err.c core/scalar.c $(PKG_LIBS) -lm
+	    core/arena.c $(wildcard core/doc*.c) core/err.c core/scalar.c \
+	    $(PKG_LIBS) -lm
 	$(FUZZ_CC) -DFUZZ_MODE_JSON -o build/fuzz/fuzz_json $(FUZZ_API_SRC) \
 	    $(PKG_LIBS) -lpthread -lm
 	$(FUZZ_CC) -DFUZZ_MODE_ROUTE -o build/fuzz/fuzz_route $(FUZZ_API_SRC) \
