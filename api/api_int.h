@@ -31,6 +31,22 @@ typedef void handler_fn(struct api_ctx *ctx, const struct api_req *req,
     const struct query *q, const struct route_match *m,
     struct api_resp *resp);
 
+/* The value of hex digit c, or -1. */
+int api_hexval(char c);
+
+/*
+ * Percent-decode s[0..n) into a (plus_space: '+' is a space, as in query
+ * strings).  NULL when malformed, when it decodes to a NUL or a control
+ * character, or when the arena is spent.
+ */
+char *api_pct_decode(const char *s, size_t n, bool plus_space,
+    struct arena *a);
+
+/* Split and decode a raw query string into q (keys unique); -1 with a
+   400 problem in resp. */
+int api_query_parse(struct query *q, const char *raw, struct arena *a,
+    struct api_resp *resp);
+
 /* The value of key, or NULL. */
 const char *query_get(const struct query *q, const char *key);
 
