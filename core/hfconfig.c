@@ -7,6 +7,7 @@
  * tests/test_hfconfig.c checks them against the catalog's totals.
  */
 #include "hfconfig.h"
+#include "hfconfig_int.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -23,11 +24,6 @@
 #define MAX_COUNT	(1LL << 16)	/* layers, heads, experts */
 #define MAX_VOCAB	(1LL << 24)
 
-struct fields {
-	const struct doc_node *map;	/* the text model's mapping */
-	const char *type;		/* model_type, "" when absent */
-};
-
 /* The first of names present in map, or NULL. */
 static const struct doc_pair *
 first(const struct doc_node *map, const char *const *names)
@@ -41,8 +37,8 @@ first(const struct doc_node *map, const char *const *names)
 	return NULL;
 }
 
-static void
-loc_of(struct err_loc *l, const struct doc_pair *p, const char *key)
+void
+hf_loc_of(struct err_loc *l, const struct doc_pair *p, const char *key)
 {
 	memset(l, 0, sizeof(*l));
 	if (p != NULL) {
@@ -68,7 +64,7 @@ get_int(long long *out, const struct fields *f, const char *const *names,
 	if (p == NULL) {
 		if (!required)
 			return 0;
-		loc_of(&l, NULL, names[0]);
+		hf_loc_of(&l, NULL, names[0]);
 		l.line = f->map->loc.line;
 		l.col = f->map->loc.col;
 		return err_set(e, ERR_SCHEMA, &l, "config.json has no %s; "
@@ -80,14 +76,14 @@ get_int(long long *out, const struct fields *f, const char *const *names,
 		*out = v->i;
 		return 0;
 	}
-	loc_of(&l, p, p->key->text);
+	hf_loc_of(&l, p, p->key->text);
 	return err_set(e, ERR_SCHEMA, &l, "config.json %s must be an integer "
 	    "from %lld to %lld, got %.40s", p->key->text, lo, hi,
 	    v->text != NULL ? v->text : doc_kind_name(v->kind));
 }
 
-static bool
-type_is(const struct fields *f, const char *const *types)
+bool
+hf_type_is(const struct fields *f, const char *const *types)
 {
 	for (; *types != NULL; types++)
 		if (strcmp(f->type, *types) == 0)
@@ -102,33 +98,6 @@ flag(const struct fields *f, const char *key)
 
 	return v != NULL && v->kind == DOC_BOOL && v->b;
 }
-
-/* Architectures whose layers the counts below do not cover: recurrent
-   or state-space models without attention, shared-block hybrids, and
-   Gemma 3n's AltUp/LAuReL blocks. */
-static const char *const refused_types[] = {
-	"gemma3n", "gemma3n_text", "mamba", "rwkv", "rwkv5", "rwkv6",
-	"recurrent_gemma", "zamba", "zamba2", "minimax", "minimax_m1",
-	"plamo2", "falcon_mamba", "xlstm", NULL
-};
-
-/* Hybrids: the token mixer that stands in for attention in some layers
-   (docs/estimator.md "Hybrid architectures"). */
-enum mixer { MIX_NONE, MIX_MAMBA1, MIX_MAMBA2, MIX_GDN, MIX_KDA, MIX_CONV };
-
-static const struct {
-	const char *type;
-	enum mixer mix;
-} hybrid_types[] = {
-	{ "jamba", MIX_MAMBA1 },
-	{ "falcon_h1", MIX_MAMBA2 }, { "nemotron_h", MIX_MAMBA2 },
-	{ "granitemoehybrid", MIX_MAMBA2 }, { "bamba", MIX_MAMBA2 },
-	{ "qwen3_next", MIX_GDN }, { "qwen3_5", MIX_GDN },
-	{ "qwen3_5_text", MIX_GDN }, { "qwen3_5_moe", MIX_GDN },
-	{ "qwen3_5_moe_text", MIX_GDN },
-	{ "kimi_linear", MIX_KDA },
-	{ "lfm2", MIX_CONV }, { "lfm2_moe", MIX_CONV }, { "lfm2_vl", MIX_CONV },
-};
 
 /* MLPs without a gate (up, activation, down, with biases). */
 static const char *const plain_mlp_types[] = {
@@ -184,8 +153,8 @@ text_model(struct fields *f, const struct doc_node *root)
 }
 
 /* A number under the first of names (integer or float), or dflt. */
-static double
-fnum(const struct doc_node *map, const char *const *names, double dflt)
+double
+hf_fnum(const struct doc_node *map, const char *const *names, double dflt)
 {
 	const struct doc_pair *p = map != NULL && map->kind == DOC_MAP ?
 	    first(map, names) : NULL;
@@ -201,301 +170,14 @@ fnum(const struct doc_node *map, const char *const *names, double dflt)
 	return dflt;
 }
 
-static bool
-bool_or(const struct doc_node *map, const char *key, bool dflt)
+bool
+hf_bool_or(const struct doc_node *map, const char *key, bool dflt)
 {
 	const struct doc_node *v = doc_map_value(map, key);
 
 	return v != NULL && v->kind == DOC_BOOL ? v->b : dflt;
 }
 
-/* The layers of a hybrid: how many mix tokens with attention, how many
-   with the other mixer (and its parameters), which carry routed experts
-   or a dense MLP. */
-struct layers {
-	enum mixer mix;		/* MIX_NONE: not a hybrid */
-	double n_attn;		/* layers with attention */
-	double n_other;		/* layers with the other mixer */
-	double other;		/* parameters of one such mixer */
-	double n_moe;		/* layers with routed experts, or -1 */
-	double n_dense;		/* layers with a dense MLP, or -1 */
-	double I;		/* the dense MLP width when it is derived, or -1 */
-};
-
-static int
-layer_error(struct err *e, const struct doc_pair *p, const char *key,
-    const char *what)
-{
-	struct err_loc l;
-
-	loc_of(&l, p, key);
-	return err_set(e, ERR_SCHEMA, &l, "%s", what);
-}
-
-/*
- * The other mixer's parameters, from its config.json fields (their
- * defaults are the Transformers config classes' own):
- *   Mamba (Jamba)   in_proj h x 2di, conv di x d_conv (+ bias), x_proj
- *                   di x (dt_rank + 2 d_state), dt_proj dt_rank x di + di,
- *                   A_log di x d_state, D di, out_proj di x h, and Jamba's
- *                   dt/B/C norms
- *   Mamba-2         in_proj h x (2di + 2 groups d_state + heads), conv
- *                   (di + 2 groups d_state) x (d_conv + 1), dt_bias, A_log,
- *                   D per head, gated norm di, out_proj di x h
- *   Gated DeltaNet  in_proj_qkvz h x (2 nk dk + 2 nv dv), in_proj_ba
- *                   h x 2nv, conv (2 nk dk + nv dv) x kernel, dt_bias and
- *                   A_log per value head, norm dv, out_proj nv dv x h
- *   KDA (Kimi)      q, k, v h x nh hd each, their short convs, the
- *                   low-rank f and g gates (h x hd, hd x nh hd), b_proj
- *                   h x nh, A_log, dt_bias, o_norm, o_proj nh hd x h
- *   short conv      in_proj h x 3h, depthwise conv h x L_cache (+ bias),
- *   (LFM2)          out_proj h x h
- */
-static double
-mixer_params(enum mixer mix, const struct doc_node *map, double h)
-{
-	static const char *const n_exp[] = { "mamba_expand", "expand", NULL };
-	static const char *const n_ds[] = { "mamba_d_state", "ssm_state_size",
-	    "state_size", NULL };
-	static const char *const n_dc[] = { "mamba_d_conv", "conv_kernel",
-	    "d_conv", NULL };
-	static const char *const n_ng[] = { "mamba_n_groups", "n_groups",
-	    NULL };
-	static const char *const n_nh[] = { "mamba_n_heads",
-	    "mamba_num_heads", NULL };
-	static const char *const n_hd[] = { "mamba_d_head", "mamba_head_dim",
-	    NULL };
-	static const char *const n_di[] = { "mamba_d_ssm", NULL };
-	static const char *const n_dtr[] = { "mamba_dt_rank", NULL };
-	static const char *const n_nk[] = { "linear_num_key_heads", NULL };
-	static const char *const n_nv[] = { "linear_num_value_heads", NULL };
-	static const char *const n_dk[] = { "linear_key_head_dim", NULL };
-	static const char *const n_dv[] = { "linear_value_head_dim", NULL };
-	static const char *const n_kc[] = { "linear_conv_kernel_dim",
-	    "short_conv_kernel_size", NULL };
-	static const char *const n_lc[] = { "conv_L_cache", "conv_l_cache",
-	    NULL };
-	static const char *const n_kh[] = { "num_heads", NULL };
-	static const char *const n_khd[] = { "head_dim", NULL };
-	bool cbias = bool_or(map, "mamba_conv_bias", bool_or(map,
-	    "use_conv_bias", true));
-	bool pbias = bool_or(map, "mamba_proj_bias", bool_or(map, "use_bias",
-	    false));
-	double di, ds, dc, p;
-
-	switch (mix) {
-	case MIX_MAMBA1: {
-		double dtr = fnum(map, n_dtr, 0);
-
-		di = fnum(map, n_exp, 2) * h;
-		ds = fnum(map, n_ds, 16);
-		dc = fnum(map, n_dc, 4);
-		if (dtr <= 0)
-			dtr = ceil(h / 16);	/* "auto" */
-		p = h * 2 * di + di * dc + di * (dtr + 2 * ds) + dtr * di +
-		    di + di * ds + di + di * h + dtr + 2 * ds;
-		if (cbias)
-			p += di;
-		if (pbias)
-			p += 2 * di + h;
-		return p;
-	}
-	case MIX_MAMBA2: {
-		double ng = fnum(map, n_ng, 1), nh = fnum(map, n_nh, 0);
-		double hd = fnum(map, n_hd, 64), conv;
-
-		ds = fnum(map, n_ds, 128);
-		dc = fnum(map, n_dc, 4);
-		di = fnum(map, n_di, 0);
-		if (di <= 0)
-			di = nh > 0 ? nh * hd : fnum(map, n_exp, 2) * h;
-		if (nh <= 0)
-			nh = di / hd;
-		conv = di + 2 * ng * ds;
-		p = h * (2 * di + 2 * ng * ds + nh) + conv * dc + 3 * nh +
-		    di + di * h;
-		if (cbias)
-			p += conv;
-		if (pbias)
-			p += 2 * di + 2 * ng * ds + nh + h;
-		return p;
-	}
-	case MIX_GDN: {
-		double nk = fnum(map, n_nk, 16), nv = fnum(map, n_nv, 32);
-		double dk = fnum(map, n_dk, 128), dv = fnum(map, n_dv, 128);
-		double kc = fnum(map, n_kc, 4);
-
-		return h * (2 * nk * dk + 2 * nv * dv) + h * 2 * nv +
-		    (2 * nk * dk + nv * dv) * kc + 2 * nv + dv + nv * dv * h;
-	}
-	case MIX_KDA: {
-		const struct doc_node *lc = doc_map_value(map,
-		    "linear_attn_config");
-		double nh = fnum(lc, n_kh, 32), hd = fnum(lc, n_khd, 128);
-		double kc = fnum(lc, n_kc, 4), d = nh * hd;
-
-		return 3 * h * d + 3 * d * kc + 2 * (h * hd + hd * d) +
-		    h * nh + nh + d + hd + d * h;
-	}
-	case MIX_CONV:
-		return h * 3 * h + h * fnum(map, n_lc, 3) +
-		    (bool_or(map, "conv_bias", false) ? h : 0) + h * h;
-	case MIX_NONE:
-		break;
-	}
-	return 0;
-}
-
-/* How many entries of the integer list under key (1-based or 0-based,
-   any order), or -1 when absent. */
-static double
-list_len(const struct doc_node *map, const char *key)
-{
-	const struct doc_node *v = doc_map_value(map, key);
-
-	return v != NULL && v->kind == DOC_SEQ ? (double)v->n : -1;
-}
-
-/*
- * Which layers are which: layer_types when config.json lists them; else
- * Nemotron-H's hybrid_override_pattern (M Mamba-2, * attention, - MLP,
- * E experts, one block per layer), Jamba's attn_layer_period/offset and
- * expert_layer_period/offset, Qwen3-Next's full_attention_interval,
- * LFM2's full_attn_idxs, Kimi's linear_attn_config.full_attn_layers,
- * Bamba's attn_layer_indices; Falcon-H1 runs attention and Mamba-2 side
- * by side in every layer.
- */
-static int
-read_layers(struct layers *ly, const struct fields *f, double L, double h,
-    struct err *e)
-{
-	static const char *const n_ap[] = { "attn_layer_period", NULL };
-	static const char *const n_ao[] = { "attn_layer_offset", NULL };
-	static const char *const n_ep[] = { "expert_layer_period", NULL };
-	static const char *const n_eo[] = { "expert_layer_offset", NULL };
-	static const char *const n_fi[] = { "full_attention_interval", NULL };
-	const struct doc_pair *lt = doc_map_get(f->map, "layer_types");
-	const struct doc_node *pat = doc_map_value(f->map,
-	    "hybrid_override_pattern");
-	size_t i;
-
-	memset(ly, 0, sizeof(*ly));
-	ly->n_moe = ly->n_dense = ly->I = -1;
-	ly->n_attn = L;
-	if (type_is(f, refused_types))
-		return layer_error(e, doc_map_get(f->map, "model_type"),
-		    "model_type", "model_type mixes attention with recurrent "
-		    "or state-space blocks the parameter count does not "
-		    "cover");
-	for (i = 0; i < sizeof(hybrid_types) / sizeof(hybrid_types[0]); i++)
-		if (strcmp(f->type, hybrid_types[i].type) == 0)
-			ly->mix = hybrid_types[i].mix;
-	if (lt != NULL && lt->value->kind == DOC_SEQ) {
-		double n = 0, other = 0;
-
-		for (i = 0; i < lt->value->n; i++) {
-			const struct doc_node *t = lt->value->items[i];
-
-			if (t->kind != DOC_STR)
-				continue;
-			n++;
-			if (strstr(t->text, "attention") != NULL &&
-			    strstr(t->text, "linear") == NULL)
-				continue;
-			if (ly->mix == MIX_NONE) {
-				struct err_loc l;
-
-				loc_of(&l, lt, "layer_types");
-				l.line = t->loc.line;
-				l.col = t->loc.col;
-				return err_set(e, ERR_SCHEMA, &l, "layer_types "
-				    "lists '%.40s' layers, a mixer model_type "
-				    "'%.60s' is not known to use", t->text,
-				    f->type);
-			}
-			other++;
-		}
-		if (n > 0) {
-			ly->n_other = other * L / n;
-			ly->n_attn = L - ly->n_other;
-		}
-	} else if (ly->mix == MIX_NONE) {
-		return 0;
-	} else if (pat != NULL && pat->kind == DOC_STR) {
-		double m = 0, a = 0, mlp = 0, moe = 0, n = 0;
-		const char *c;
-
-		for (c = pat->text; *c != '\0'; c++, n++) {
-			m += *c == 'M';
-			a += *c == '*';
-			mlp += *c == '-';
-			moe += *c == 'E';
-		}
-		if (n != L)
-			return layer_error(e, doc_map_get(f->map,
-			    "hybrid_override_pattern"),
-			    "hybrid_override_pattern", "hybrid_override_pattern "
-			    "must have one letter per layer");
-		ly->n_other = m;
-		ly->n_attn = a;
-		ly->n_dense = mlp;
-		ly->n_moe = moe;
-	} else if (doc_map_get(f->map, "attn_layer_period") != NULL ||
-	    strcmp(f->type, "jamba") == 0) {
-		double ap = fnum(f->map, n_ap, 8), ao = fnum(f->map, n_ao, 4);
-		double ep = fnum(f->map, n_ep, 2), eo = fnum(f->map, n_eo, 1);
-		double k, a = 0, moe = 0;
-
-		for (k = 0; k < L; k++) {
-			a += ap >= 1 && fmod(k, ap) == ao;
-			moe += ep >= 1 && fmod(k, ep) == eo;
-		}
-		ly->n_attn = a;
-		ly->n_other = L - a;
-		ly->n_moe = moe;
-		ly->n_dense = L - moe;
-	} else if (ly->mix == MIX_GDN) {
-		double k = fnum(f->map, n_fi, 4);
-
-		ly->n_attn = k >= 1 ? floor(L / k) : 0;
-		ly->n_other = L - ly->n_attn;
-	} else if (list_len(f->map, "full_attn_idxs") >= 0) {
-		ly->n_attn = list_len(f->map, "full_attn_idxs");
-		ly->n_other = L - ly->n_attn;
-	} else if (list_len(doc_map_value(f->map, "linear_attn_config"),
-	    "full_attn_layers") >= 0) {
-		ly->n_attn = list_len(doc_map_value(f->map,
-		    "linear_attn_config"), "full_attn_layers");
-		ly->n_other = L - ly->n_attn;
-	} else if (list_len(f->map, "attn_layer_indices") >= 0) {
-		ly->n_attn = list_len(f->map, "attn_layer_indices");
-		ly->n_other = L - ly->n_attn;
-	} else if (strcmp(f->type, "falcon_h1") == 0) {
-		ly->n_attn = L;		/* and Mamba-2 beside it */
-		ly->n_other = L;
-	} else
-		return layer_error(e, doc_map_get(f->map, "model_type"),
-		    "model_type", "config.json does not say which of this "
-		    "hybrid's layers are attention (layer_types)");
-	if (ly->n_attn < 0 || ly->n_attn > L)
-		return layer_error(e, lt, "layer_types", "more attention "
-		    "layers than layers");
-	ly->other = ly->mix != MIX_NONE ? mixer_params(ly->mix, f->map, h) : 0;
-	/* LFM2 sizes its MLP as 2/3 of block_ff_dim, rounded up to
-	   block_multiple_of, when block_auto_adjust_ff_dim (the default). */
-	if (ly->mix == MIX_CONV && doc_map_get(f->map, "block_ff_dim") != NULL &&
-	    bool_or(f->map, "block_auto_adjust_ff_dim", true)) {
-		static const char *const n_ff[] = { "block_ff_dim", NULL };
-		static const char *const n_mul[] = {
-		    "block_ffn_dim_multiplier", NULL };
-		static const char *const n_mo[] = { "block_multiple_of", NULL };
-		double ff = ceil(2 * fnum(f->map, n_ff, 0) / 3 *
-		    fnum(f->map, n_mul, 1)), mo = fnum(f->map, n_mo, 256);
-
-		ly->I = mo >= 1 ? ceil(ff / mo) * mo : ff;
-	}
-	return 0;
-}
 
 struct shape {
 	long long h, L, a, akv, d, I, V, pos, E, k, Ie, nshared, sei,
@@ -597,7 +279,7 @@ read_shape(struct shape *s, const struct fields *f, struct err *e)
 	if (tw == NULL)
 		tw = doc_map_value(f->map, "tie_embedding");	/* LFM2 */
 	s->tied = tw != NULL && tw->kind == DOC_BOOL ? tw->b :
-	    type_is(f, tied_default_types);
+	    hf_type_is(f, tied_default_types);
 	return 0;
 }
 
@@ -624,12 +306,12 @@ gemma4_extra(const struct fields *f, const struct shape *s, double *mixers,
 	static const char *const n_ks[] = { "num_kv_shared_layers", NULL };
 	const struct doc_node *lt = doc_map_value(f->map, "layer_types");
 	double h = (double)s->h, L = (double)s->L, a = (double)s->a;
-	double hpl = fnum(f->map, n_hpl, 0), gd = fnum(f->map, n_gd, 0);
-	double gkv = fnum(f->map, n_gkv, (double)s->akv), nfull = 0, x = 0;
+	double hpl = hf_fnum(f->map, n_hpl, 0), gd = hf_fnum(f->map, n_gd, 0);
+	double gkv = hf_fnum(f->map, n_gkv, (double)s->akv), nfull = 0, x = 0;
 	size_t i;
 
 	if (hpl > 0)
-		x += fnum(f->map, n_vpl, (double)s->V) * L * hpl + h * L * hpl +
+		x += hf_fnum(f->map, n_vpl, (double)s->V) * L * hpl + h * L * hpl +
 		    hpl + L * (2 * h * hpl + h);
 	for (i = 0; lt != NULL && lt->kind == DOC_SEQ && i < lt->n; i++)
 		nfull += lt->items[i]->kind == DOC_STR &&
@@ -637,9 +319,9 @@ gemma4_extra(const struct fields *f, const struct shape *s, double *mixers,
 	if (gd > 0 && nfull > 0)
 		*mixers += nfull * (h * a * gd + 2 * h * gkv * gd + a * gd * h +
 		    2 * gd - attn);
-	if (bool_or(f->map, "use_double_wide_mlp", false))
-		x += fnum(f->map, n_ks, 0) * dense_mlp;
-	if (bool_or(f->map, "enable_moe_block", false) && n_moe > 0)
+	if (hf_bool_or(f->map, "use_double_wide_mlp", false))
+		x += hf_fnum(f->map, n_ks, 0) * dense_mlp;
+	if (hf_bool_or(f->map, "enable_moe_block", false) && n_moe > 0)
 		*n_dense = L;
 	return x;
 }
@@ -656,7 +338,7 @@ count(const struct shape *s, const struct fields *f,
 	double h = (double)s->h, hq = (double)(s->a * s->d);
 	double hkv = (double)(s->akv * s->d), a = (double)s->a;
 	double attn, dense_mlp, moe_all, moe_act, shared = 0, router, norms;
-	double n_moe, n_dense, ln = type_is(f, layernorm_types) ? 2 : 1;
+	double n_moe, n_dense, ln = hf_type_is(f, layernorm_types) ? 2 : 1;
 	bool gpt_oss = strcmp(f->type, "gpt_oss") == 0;
 	bool llama4 = strncmp(f->type, "llama4", 6) == 0;
 	const struct doc_node *tm = doc_map_value(f->map, "topk_method");
@@ -682,24 +364,24 @@ count(const struct shape *s, const struct fields *f,
 		    kvl * a * (dn + dv) + a * dv * h;
 	} else {
 		attn = h * hq + 2 * h * hkv + hq * h;
-		if (type_is(f, qkv_bias_types) || flag(f, "attention_bias"))
+		if (hf_type_is(f, qkv_bias_types) || flag(f, "attention_bias"))
 			attn += hq + 2 * hkv;
 		if (gpt_oss)
 			attn += hq + 2 * hkv + h + a;	/* biases, sinks */
-		if (type_is(f, qk_norm_d) || gemma4 || type_is(f, gated_q))
+		if (hf_type_is(f, qk_norm_d) || gemma4 || hf_type_is(f, gated_q))
 			attn += 2 * (double)s->d;
-		else if (type_is(f, qk_norm_h))
+		else if (hf_type_is(f, qk_norm_h))
 			attn += hq + hkv;
 		/* Qwen3-Next / Qwen3.5 attention gates its output: q_proj
 		   is twice as wide. */
-		if (type_is(f, gated_q))
+		if (hf_type_is(f, gated_q))
 			attn += h * hq;
 	}
-	if (type_is(f, plain_mlp_types))
+	if (hf_type_is(f, plain_mlp_types))
 		dense_mlp = 2 * h * (double)s->I + (double)s->I + h;
 	else
 		dense_mlp = 3 * h * (double)s->I;
-	norms = (type_is(f, norm4) ? 4 : 2) * h * ln;
+	norms = (hf_type_is(f, norm4) ? 4 : 2) * h * ln;
 
 	n_moe = 0;
 	if (s->E > 0) {
@@ -770,7 +452,7 @@ hfconfig_parse(const struct model_def **out, const char *buf, size_t len,
 	text_model(&f, d->root);
 	rv = read_shape(&s, &f, e);
 	if (rv == 0)
-		rv = read_layers(&ly, &f, (double)s.L, (double)s.h, e);
+		rv = hf_read_layers(&ly, &f, (double)s.L, (double)s.h, e);
 	if (rv != 0)
 		return rv;
 	count(&s, &f, &ly, &total, &active);
@@ -819,7 +501,6 @@ hfconfig_count(const struct model_def *m, long long *total, long long *active)
 	struct fields f;
 	struct shape s;
 	double t, act;
-	size_t i;
 
 	if (m == NULL || m->hidden_size <= 0 || m->num_hidden_layers <= 0 ||
 	    m->num_attention_heads <= 0 || m->vocab_size <= 0 ||
@@ -830,10 +511,8 @@ hfconfig_count(const struct model_def *m, long long *total, long long *active)
 	f.type = m->model_type != NULL ? m->model_type : "";
 	if (strchr(f.type, '/') != NULL)	/* "llama4/llama4_text" */
 		f.type = strrchr(f.type, '/') + 1;
-	for (i = 0; i < sizeof(hybrid_types) / sizeof(hybrid_types[0]); i++)
-		if (strcmp(f.type, hybrid_types[i].type) == 0)
-			return false;
-	if (type_is(&f, refused_types) || strncmp(f.type, "gemma4", 6) == 0)
+	if (hf_mixer_of(f.type) != MIX_NONE || hf_refused(&f) ||
+	    strncmp(f.type, "gemma4", 6) == 0)
 		return false;
 	memset(&s, 0, sizeof(s));
 	s.h = m->hidden_size;
