@@ -32,6 +32,21 @@ report_dups(struct report *r, const struct doc *d, struct arena *a)
 	return 0;
 }
 
+/*
+ * The error of a stage that returns a code without setting a struct err
+ * (they add findings, so only ERR_NOMEM is expected): rv with what the
+ * stage was doing; an earlier err_set() in e stays.
+ */
+static int
+stage_failed(struct err *e, int rv, const char *what)
+{
+	if (rv == ERR_NOMEM)
+		return err_set(e, rv, NULL, "request memory budget spent "
+		    "while %s", what);
+	return err_set(e, rv, NULL, "%s failed (%s)", what,
+	    err_code_name((enum err_code)rv));
+}
+
 /* The caller's reader (the daemon's --hf-cache) for base_model, then
    base_model_config; NULL when it has neither. */
 static const struct model_def *
@@ -83,12 +98,9 @@ check_run(struct report **out, const char *buf, size_t len,
 	if (plan == NULL)
 		return err_set(e, ERR_NOMEM, NULL,
 		    "request memory budget spent");
-	rv = plan_build(plan, d, &r->ctx, a);
-	if (rv == ERR_SCHEMA)
-		return err_set(e, rv, NULL, "the DeepSpeed config given is not "
-		    "valid JSON");
+	rv = plan_build(plan, d, &r->ctx, a, e);
 	if (rv != 0)
-		return err_set(e, rv, NULL, "cannot derive the launch plan");
+		return rv;
 	r->plan = plan;
 	est = ARENA_NEW(a, struct estimate, 1);
 	if (est == NULL)
@@ -103,20 +115,26 @@ check_run(struct report **out, const char *buf, size_t len,
 	estimate_run(est, d, plan, &r->ctx);
 	r->estimate = est;
 	rv = report_dups(r, d, a);
-	if (rv == 0)
-		rv = config_check(r, d, a);
-	if (rv == 0)
-		rv = rules_run(r, d, &r->ctx, plan, a);
-	if (rv == 0)
-		rv = suggest_run(r, &r->ctx, lim, a);
-	if (rv == 0)
-		rv = suppress_apply(r, buf, len, ctx->policy != NULL &&
-		    ctx->policy->forbid_inline_suppression, a);
-	if (rv == 0 && ctx->policy != NULL)
-		rv = policy_apply(r, ctx->policy, a);
 	if (rv != 0)
-		return err_set(e, rv, NULL,
-		    "request memory budget spent while reporting");
+		return stage_failed(e, rv, "reporting duplicate keys");
+	rv = config_check(r, d, a);
+	if (rv != 0)
+		return stage_failed(e, rv, "checking the keys");
+	rv = rules_run(r, d, &r->ctx, plan, a);
+	if (rv != 0)
+		return stage_failed(e, rv, "running the rules");
+	rv = suggest_run(r, &r->ctx, lim, a, e);
+	if (rv != 0)
+		return rv;
+	rv = suppress_apply(r, buf, len, ctx->policy != NULL &&
+	    ctx->policy->forbid_inline_suppression, a);
+	if (rv != 0)
+		return stage_failed(e, rv, "applying inline suppressions");
+	if (ctx->policy != NULL) {
+		rv = policy_apply(r, ctx->policy, a, e);
+		if (rv != 0)
+			return rv;
+	}
 	rv = report_finish(r, a, e);
 	if (rv != 0)
 		return rv;

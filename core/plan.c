@@ -110,12 +110,12 @@ static const void *_Atomic preset_docs[DS_PRESETS_MAX];
 
 static int
 plan_deepspeed(struct plan *p, const struct doc_node *root,
-    const char *ctx_ds, size_t ctx_ds_len, struct arena *a)
+    const char *ctx_ds, size_t ctx_ds_len, struct arena *a, struct err *e)
 {
 	const struct doc_node *v = doc_map_value(root, "deepspeed");
 	const struct ds_preset *pr;
 	struct limits lim;
-	struct err e = { 0 };
+	struct err de = { 0 };
 	const struct doc *shared;
 	struct doc *d;
 
@@ -133,8 +133,10 @@ plan_deepspeed(struct plan *p, const struct doc_node *root,
 	if (pr == NULL && ctx_ds != NULL) {
 		/* The caller read the file (--deepspeed-config). */
 		limits_default(&lim);
-		if (doc_parse(&d, ctx_ds, ctx_ds_len, &lim, a, &e) != 0)
-			return e.code == ERR_NOMEM ? ERR_NOMEM : ERR_SCHEMA;
+		if (doc_parse(&d, ctx_ds, ctx_ds_len, &lim, a, &de) != 0)
+			return de.code == ERR_NOMEM ? err_set(e, ERR_NOMEM,
+			    NULL, "%s", de.msg) : err_set(e, ERR_SCHEMA, NULL,
+			    "the DeepSpeed config given is not valid JSON");
 		p->ds = DS_INLINE;
 		ds_read(p, d->root);
 		return 0;
@@ -148,13 +150,15 @@ plan_deepspeed(struct plan *p, const struct doc_node *root,
 		return 0;
 	}
 	p->ds = DS_PRESET;
-	if ((size_t)(pr - ds_presets) >= DS_PRESETS_MAX)
-		return ERR_INTERNAL;	/* test_estimate keeps them within */
+	if ((size_t)(pr - ds_presets) >= DS_PRESETS_MAX)	/* test_estimate */
+		return err_set(e, ERR_INTERNAL, NULL, "more DeepSpeed presets "
+		    "than DS_PRESETS_MAX");
 	/* Parsed once per process; NULL only without memory (every preset
 	   parses: test_estimate). */
 	shared = doc_parse_shared(&preset_docs[pr - ds_presets], pr->json);
 	if (shared == NULL)
-		return ERR_NOMEM;
+		return err_set(e, ERR_NOMEM, NULL, "no memory for the "
+		    "DeepSpeed preset %s", pr->name);
 	ds_read(p, shared->root);
 	return 0;
 }
@@ -273,7 +277,7 @@ attention(const struct doc_node *root)
 
 int
 plan_build(struct plan *p, const struct doc *d, const struct context *ctx,
-    struct arena *a)
+    struct arena *a, struct err *e)
 {
 	const struct doc_node *root = d->root;
 	const struct gpu *g = gpu_find(ctx->gpu);
@@ -296,7 +300,8 @@ plan_build(struct plan *p, const struct doc *d, const struct context *ctx,
 		p->cp = 1;
 	if (p->ep < 1)
 		p->ep = 1;
-	rv = plan_deepspeed(p, root, ctx->ds_config, ctx->ds_config_len, a);
+	rv = plan_deepspeed(p, root, ctx->ds_config, ctx->ds_config_len, a,
+	    e);
 	if (rv != 0)
 		return rv;
 	fv = fsdp_version_of(root);

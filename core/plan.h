@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 struct arena;
+struct err;
 struct context;
 struct doc;
 
@@ -87,9 +88,11 @@ const struct doc_pair *plan_fsdp_get(const struct doc_node *root,
 
 /*
  * Derive the plan of d on ctx (resolved).  Strings are borrowed from d
- * or static; a is for an embedded preset's parse.  0 or ERR_NOMEM.
+ * or static; a is for the parse of a DeepSpeed config the caller read.
+ * 0, or (set in e) ERR_NOMEM, ERR_SCHEMA when that config is not JSON,
+ * ERR_INTERNAL.
  */
 int plan_build(struct plan *out, const struct doc *d,
-    const struct context *ctx, struct arena *a);
+    const struct context *ctx, struct arena *a, struct err *e);
 
 #endif /* CORE_PLAN_H */

@@ -266,7 +266,8 @@ add(struct report *r, struct arena *a, const char *rule, const char *hint,
 }
 
 int
-policy_apply(struct report *r, const struct policy *p, struct arena *a)
+policy_apply(struct report *r, const struct policy *p, struct arena *a,
+    struct err *e)
 {
 	struct finding *f, **link = &r->head;
 	char msg[256];
@@ -278,7 +279,8 @@ policy_apply(struct report *r, const struct policy *p, struct arena *a)
 		    "allows at most %ld", r->ctx.gpus, p->max_gpus);
 		rv = add(r, a, "policy.max_gpus", "ask for fewer GPUs", msg);
 		if (rv != 0)
-			return rv;
+			return err_set(e, rv, NULL, "request memory "
+			    "budget spent while applying the policy");
 	}
 	if (p->nallowed > 0) {
 		bool ok = false;
@@ -292,7 +294,9 @@ policy_apply(struct report *r, const struct policy *p, struct arena *a)
 			rv = add(r, a, "policy.allowed_gpus", "use one of the "
 			    "policy's allowed_gpus", msg);
 			if (rv != 0)
-				return rv;
+				return err_set(e, rv, NULL, "request "
+				    "memory budget spent while applying the "
+				    "policy");
 		}
 	}
 	if (p->require_bf16 && r->plan != NULL &&
@@ -302,7 +306,8 @@ policy_apply(struct report *r, const struct policy *p, struct arena *a)
 		rv = add(r, a, "policy.require_bf16", "set bf16: true (on a GPU "
 		    "with bf16)", msg);
 		if (rv != 0)
-			return rv;
+			return err_set(e, rv, NULL, "request memory "
+			    "budget spent while applying the policy");
 	}
 	/* Severity overrides, and rules turned off (policy.* too). */
 	r->tail = NULL;

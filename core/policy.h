@@ -80,8 +80,9 @@ int policy_severity(const struct policy *p, const char *id, int sev);
 /*
  * Apply p to a checked report (before report_finish): add policy.*
  * findings, then change or drop every finding by its rule (policy.*
- * included).  0 or ERR_NOMEM.
+ * included).  0 or ERR_NOMEM (set in e).
  */
-int policy_apply(struct report *r, const struct policy *p, struct arena *a);
+int policy_apply(struct report *r, const struct policy *p, struct arena *a,
+    struct err *e);
 
 #endif /* CORE_POLICY_H */

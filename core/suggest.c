@@ -19,7 +19,9 @@
 #include "report.h"
 
 struct knob {
-	const char *yaml;	/* lines to append */
+	const char *yaml;	/* lines to append: the one spelling of the
+				   knob; its JSON is written from their parse
+				   (members_json) */
 	const char *json;	/* the same as a JSON object's members */
 	const char *why;
 	const struct doc_node *root;	/* yaml parsed once (suggest_run) */
@@ -35,15 +37,14 @@ static const void *_Atomic knob_docs[K_CONSTANT];
 static const char cce[] =
     "axolotl.integrations.cut_cross_entropy.CutCrossEntropyPlugin";
 
-/* Plugins list plus CCE, as YAML and JSON; NULL when a name would need
-   quoting (then the knob is skipped). */
+/* Plugins list plus CCE; false when a name would need quoting (then the
+   knob is skipped) or CCE is on already. */
 static bool
 cce_knob(struct knob *k, const struct doc *d, struct arena *a)
 {
 	const struct doc_pair *p = doc_map_get(d->root, "plugins");
-	char *yaml = arena_printf(a, "plugins:\n"), *json = arena_printf(a,
-	    "\"plugins\":[");
-	size_t i, n = 0;
+	char *yaml = arena_printf(a, "plugins:\n");
+	size_t i;
 
 	if (p != NULL && p->value->kind == DOC_SEQ)
 		for (i = 0; i < p->value->n; i++) {
@@ -61,16 +62,72 @@ cce_knob(struct knob *k, const struct doc *d, struct arena *a)
 				    *c == '_' || *c == '-'))
 					return false;
 			yaml = arena_printf(a, "%s  - %s\n", yaml, v->text);
-			json = arena_printf(a, "%s%s\"%s\"", json,
-			    n++ > 0 ? "," : "", v->text);
 		}
-	if (yaml == NULL || json == NULL)
+	if (yaml == NULL)
 		return false;
 	k->yaml = arena_printf(a, "%s  - %s\n", yaml, cce);
-	k->json = arena_printf(a, "%s%s\"%s\"]", json, n > 0 ? "," : "", cce);
 	k->why = "Cut Cross Entropy never materialises the logits";
 	k->shared = NULL;
-	return k->yaml != NULL && k->json != NULL;
+	return k->yaml != NULL;
+}
+
+/*
+ * A parsed knob as JSON text: the value v (a string, integer, bool,
+ * null, list or mapping of them), appended to text in a.  NULL when the
+ * arena is spent.  Knob strings are plain identifiers and paths (no
+ * quote, backslash or control character: see cce_knob), written as is.
+ */
+static char *
+value_json(const char *text, const struct doc_node *v, struct arena *a)
+{
+	char *t;
+	size_t i;
+
+	switch (v->kind) {
+	case DOC_STR:
+		return arena_printf(a, "%s\"%s\"", text, v->text);
+	case DOC_INT:
+		return arena_printf(a, "%s%lld", text, v->i);
+	case DOC_BOOL:
+		return arena_printf(a, "%s%s", text, v->b ? "true" : "false");
+	case DOC_SEQ:
+		t = arena_printf(a, "%s[", text);
+		for (i = 0; t != NULL && i < v->n; i++) {
+			if (i > 0)
+				t = arena_printf(a, "%s,", t);
+			if (t != NULL)
+				t = value_json(t, v->items[i], a);
+		}
+		return t != NULL ? arena_printf(a, "%s]", t) : NULL;
+	case DOC_MAP:
+		t = arena_printf(a, "%s{", text);
+		for (i = 0; t != NULL && i < v->n; i++) {
+			t = arena_printf(a, "%s%s\"%s\":", t,
+			    i > 0 ? "," : "", v->pairs[i].key->text);
+			if (t != NULL)
+				t = value_json(t, v->pairs[i].value, a);
+		}
+		return t != NULL ? arena_printf(a, "%s}", t) : NULL;
+	case DOC_NULL:
+	case DOC_FLOAT:
+	case DOC_TIMESTAMP:
+		break;
+	}
+	return arena_printf(a, "%snull", text);
+}
+
+/* The members of a knob's parsed mapping, "\"key\":value,...". */
+static char *
+members_json(const struct doc_node *root, struct arena *a)
+{
+	char *text = value_json("", root, a);
+	size_t n;
+
+	if (text == NULL)
+		return NULL;
+	n = strlen(text);	/* "{...}" -> "..." */
+	text[n - 1] = '\0';
+	return text + 1;
 }
 
 /* Whether key is set by one of the knobs idx[0..n). */
@@ -101,6 +158,7 @@ try_knobs(struct estimate *out, const struct doc *base,
 	struct doc merged;
 	struct doc_node *root;
 	struct plan p;
+	struct err pe = { 0 };
 	size_t i, j, m = 0, extra = 0;
 	bool ok = false;
 
@@ -128,7 +186,7 @@ try_knobs(struct estimate *out, const struct doc *base,
 	doc_map_index(root, &t);	/* base's index is not this one's */
 	merged = *base;
 	merged.root = root;
-	if (plan_build(&p, &merged, ctx, &t) == 0) {
+	if (plan_build(&p, &merged, ctx, &t, &pe) == 0) {
 		estimate_run(out, &merged, &p, ctx);
 		ok = out->known;
 		out->model = NULL;	/* points into t */
@@ -220,31 +278,23 @@ by_speed(const void *x, const void *y)
 	    a->per_gpu_peak_gib > b->per_gpu_peak_gib;
 }
 
-int
-suggest_run(struct report *r, const struct context *ctx,
-    const struct limits *lim, struct arena *a)
+/*
+ * The knobs that could help this run (estimator.md's levers, each only
+ * where it changes something), into k (16 at most); how many.  Only the
+ * micro batch and CCE knobs depend on the config: the others are
+ * constant, and their documents are parsed once per process.
+ */
+static size_t
+knobs_for(struct knob *k, const struct report *r, struct arena *a)
 {
-	const struct estimate *e = r->estimate;
 	const struct plan *p = r->plan;
-	struct knob k[16];
-	struct suggestion found[48], *out;
-	size_t nk = 0, nf = 0, i, size, want;
-	unsigned mask;
-	double lowest = e != NULL ? e->per_gpu_peak_gib : 0;
-	int rv;
-	bool tight, ds = strcmp(p->strategy, "deepspeed") == 0;
+	bool ds = strcmp(p->strategy, "deepspeed") == 0;
 	bool fsdp = strncmp(p->strategy, "fsdp", 4) == 0;
-	bool gc = p->gradient_checkpointing;
+	size_t nk = 0;
 
-	if (e == NULL || !e->known)
-		return 0;
-	tight = e->fits && e->per_gpu_peak_gib >= 0.9 * e->capacity_gib;
-	if (e->fits && !tight)
-		return 0;
-	if (!gc)
+	if (!p->gradient_checkpointing)
 		k[nk++] = (struct knob){ "gradient_checkpointing: true\n",
-		    "\"gradient_checkpointing\":true",
-		    "keep one layer's activations instead of all", NULL,
+		    NULL, "keep one layer's activations instead of all", NULL,
 		    &knob_docs[K_GC] };
 	if (p->micro_batch_size > 1) {
 		long long m = p->micro_batch_size / 2;
@@ -252,68 +302,63 @@ suggest_run(struct report *r, const struct context *ctx,
 		k[nk].yaml = arena_printf(a, "micro_batch_size: %lld\n"
 		    "gradient_accumulation_steps: %lld\n", m,
 		    p->gradient_accumulation_steps * p->micro_batch_size / m);
-		k[nk].json = arena_printf(a, "\"micro_batch_size\":%lld,"
-		    "\"gradient_accumulation_steps\":%lld", m,
-		    p->gradient_accumulation_steps * p->micro_batch_size / m);
 		k[nk].why = "half the micro batch, twice the accumulation: the "
 		    "same global batch";
 		k[nk].shared = NULL;
-		if (k[nk].yaml != NULL && k[nk].json != NULL)
+		if (k[nk].yaml != NULL)
 			nk++;
 	}
 	if (p->world > 1 && !fsdp && !(ds && p->zero_stage == 3))
 		k[nk++] = (struct knob){ "deepspeed: deepspeed_configs/"
-		    "zero3_bf16.json\n", "\"deepspeed\":\"deepspeed_configs/"
-		    "zero3_bf16.json\"", "ZeRO-3 shards weights, gradients and "
-		    "optimizer states over the GPUs", NULL,
+		    "zero3_bf16.json\n", NULL, "ZeRO-3 shards weights, "
+		    "gradients and optimizer states over the GPUs", NULL,
 		    &knob_docs[K_ZERO3] };
 	if (p->world > 1 && !ds && !fsdp)
 		k[nk++] = (struct knob){ "fsdp_version: 2\nfsdp_config:\n"
 		    "  reshard_after_forward: true\n  state_dict_type: "
-		    "FULL_STATE_DICT\n", "\"fsdp_version\":2,\"fsdp_config\":"
-		    "{\"reshard_after_forward\":true,\"state_dict_type\":"
-		    "\"FULL_STATE_DICT\"}", "FSDP2 full shard splits the model "
-		    "states over the GPUs", NULL,
-		    &knob_docs[K_FSDP2] };
+		    "FULL_STATE_DICT\n", NULL, "FSDP2 full shard splits the "
+		    "model states over the GPUs", NULL, &knob_docs[K_FSDP2] };
 	if (ds && !(p->ds_offload_optimizer && p->ds_offload_param))
 		k[nk++] = (struct knob){ "deepspeed: deepspeed_configs/"
-		    "zero3_bf16_cpuoffload_all.json\n", "\"deepspeed\":"
-		    "\"deepspeed_configs/zero3_bf16_cpuoffload_all.json\"",
-		    "ZeRO-3 with parameters and optimizer in host memory", NULL,
+		    "zero3_bf16_cpuoffload_all.json\n", NULL, "ZeRO-3 with "
+		    "parameters and optimizer in host memory", NULL,
 		    &knob_docs[K_OFFLOAD_ALL] };
 	if (p->activation_offloading == NULL)
-		k[nk++] = (struct knob){ "activation_offloading: true\n",
-		    "\"activation_offloading\":true", "saved activations go "
-		    "to host memory", NULL,
+		k[nk++] = (struct knob){ "activation_offloading: true\n", NULL,
+		    "saved activations go to host memory", NULL,
 		    &knob_docs[K_ACT_OFFLOAD] };
 	if (cce_knob(&k[nk], r->doc, a))
 		nk++;
 	if (p->adapter == NULL)
 		k[nk++] = (struct knob){ "adapter: lora\nlora_r: 16\n"
-		    "lora_alpha: 32\nlora_target_linear: true\n",
-		    "\"adapter\":\"lora\",\"lora_r\":16,\"lora_alpha\":32,"
-		    "\"lora_target_linear\":true", "train LoRA adapters on a "
-		    "frozen 16-bit base", NULL,
+		    "lora_alpha: 32\nlora_target_linear: true\n", NULL,
+		    "train LoRA adapters on a frozen 16-bit base", NULL,
 		    &knob_docs[K_LORA] };
 	if (p->adapter == NULL || strcmp(p->adapter, "qlora") != 0)
 		k[nk++] = (struct knob){ "adapter: qlora\nload_in_4bit: true\n"
 		    "load_in_8bit: false\nlora_r: 16\nlora_alpha: 32\n"
-		    "lora_target_linear: true\n", "\"adapter\":\"qlora\","
-		    "\"load_in_4bit\":true,\"load_in_8bit\":false,\"lora_r\":16,"
-		    "\"lora_alpha\":32,\"lora_target_linear\":true",
-		    "QLoRA keeps the frozen base in 4 bits", NULL,
-		    &knob_docs[K_QLORA] };
+		    "lora_target_linear: true\n", NULL, "QLoRA keeps the "
+		    "frozen base in 4 bits", NULL, &knob_docs[K_QLORA] };
 	if (p->sequence_len >= 16384 && p->world >= 2 && p->cp <= 1 &&
 	    p->world % 2 == 0)
 		k[nk++] = (struct knob){ "context_parallel_size: 2\n"
-		    "attn_implementation: flash_attention_2\n",
-		    "\"context_parallel_size\":2,\"attn_implementation\":"
-		    "\"flash_attention_2\"", "context parallelism splits each "
-		    "sequence over two GPUs", NULL,
-		    &knob_docs[K_CP] };
+		    "attn_implementation: flash_attention_2\n", NULL,
+		    "context parallelism splits each sequence over two GPUs",
+		    NULL, &knob_docs[K_CP] };
+	return nk;
+}
 
-	/* Each knob's lines parsed once: a constant knob's once per process,
-	   the others into the request's arena. */
+/*
+ * Each knob's lines parsed once (a constant knob's once per process, the
+ * others into a) and written as JSON members.  0, ERR_NOMEM, or
+ * ERR_INTERNAL when a knob of ours does not parse.
+ */
+static int
+knobs_parse(struct knob *k, size_t nk, const struct limits *lim,
+    struct arena *a, struct err *e)
+{
+	size_t i;
+
 	for (i = 0; i < nk; i++) {
 		const struct doc *once = k[i].shared != NULL ?
 		    doc_parse_shared(k[i].shared, k[i].yaml) : NULL;
@@ -322,21 +367,50 @@ suggest_run(struct report *r, const struct context *ctx,
 
 		if (once != NULL) {
 			k[i].root = once->root;
-			continue;
+		} else if (doc_parse(&kd, k[i].yaml, strlen(k[i].yaml), lim, a,
+		    &ke) == 0) {
+			k[i].root = kd->root;
+		} else if (ke.code == ERR_NOMEM) {
+			return err_set(e, ERR_NOMEM, NULL, "request memory "
+			    "budget spent while suggesting changes");
+		} else {
+			return err_set(e, ERR_INTERNAL, NULL, "suggestion "
+			    "'%.60s' does not parse: %s", k[i].yaml, ke.msg);
 		}
-		rv = doc_parse(&kd, k[i].yaml, strlen(k[i].yaml), lim, a, &ke);
-		if (rv == ERR_NOMEM)
-			return rv;
-		if (rv != 0)
-			return ERR_INTERNAL;	/* the knobs are ours */
-		k[i].root = kd->root;
+		k[i].json = members_json(k[i].root, a);
+		if (k[i].json == NULL)
+			return err_set(e, ERR_NOMEM, NULL, "request memory "
+			    "budget spent while suggesting changes");
 	}
+	return 0;
+}
+
+int
+suggest_run(struct report *r, const struct context *ctx,
+    const struct limits *lim, struct arena *a, struct err *e)
+{
+	const struct estimate *est = r->estimate;
+	struct knob k[16];
+	struct suggestion found[48], *out;
+	size_t nk, nf = 0, i, size, want;
+	unsigned mask;
+	double lowest = est != NULL ? est->per_gpu_peak_gib : 0;
+	int rv;
+
+	if (est == NULL || !est->known)
+		return 0;
+	if (est->fits && est->per_gpu_peak_gib < 0.9 * est->capacity_gib)
+		return 0;	/* fits with room to spare */
+	nk = knobs_for(k, r, a);
+	rv = knobs_parse(k, nk, lim, a, e);
+	if (rv != 0)
+		return rv;
 	/* Singles; if none fits, pairs; if none fits, triples (each try is
 	   a merge and a re-estimate, ~10 us).  A level is tried only while
 	   the best so far is within reach: one more knob rarely takes off
 	   more than half the peak. */
 	for (size = 1; size <= 3 && nf == 0 && (size == 1 ||
-	    lowest < 2 * e->capacity_gib); size++)
+	    lowest < 2 * est->capacity_gib); size++)
 		for (mask = 1; mask < 1u << nk; mask++) {
 			size_t idx[3], n = 0;
 
@@ -348,18 +422,20 @@ suggest_run(struct report *r, const struct context *ctx,
 				}
 			if (n != size)
 				continue;
-			rv = try_combo(found, &nf, &lowest, k, idx, n, r, e,
-			    ctx, a);
-			if (rv != 0)
-				return rv;
+			if (try_combo(found, &nf, &lowest, k, idx, n, r, est,
+			    ctx, a) != 0)
+				return err_set(e, ERR_NOMEM, NULL, "request "
+				    "memory budget spent while suggesting "
+				    "changes");
 		}
 	qsort(found, nf, sizeof(found[0]), by_speed);
-	want = e->fits ? 3 : SUGGEST_MAX;
+	want = est->fits ? 3 : SUGGEST_MAX;
 	if (nf > want)
 		nf = want;
 	out = ARENA_NEW(a, struct suggestion, nf > 0 ? nf : 1);
 	if (out == NULL)
-		return ERR_NOMEM;
+		return err_set(e, ERR_NOMEM, NULL, "request memory budget "
+		    "spent while suggesting changes");
 	memcpy(out, found, nf * sizeof(*out));
 	r->suggestions = out;
 	r->nsuggestions = nf;

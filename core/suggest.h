@@ -13,6 +13,7 @@
 
 struct arena;
 struct context;
+struct err;
 struct limits;
 struct report;
 
@@ -27,9 +28,10 @@ struct suggestion {
 
 /*
  * Fill r's suggestions (r's document, plan and estimate are read).  Only
- * runs when the estimate is known and tight.  0, or ERR_NOMEM.
+ * runs when the estimate is known and tight.  0, ERR_NOMEM, or
+ * ERR_INTERNAL (a knob of ours that does not parse), set in e.
  */
 int suggest_run(struct report *r, const struct context *ctx,
-    const struct limits *lim, struct arena *a);
+    const struct limits *lim, struct arena *a, struct err *e);
 
 #endif /* CORE_SUGGEST_H */

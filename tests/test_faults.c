@@ -593,11 +593,11 @@ static const char *const configs[] = {
 };
 
 static char *
-report_text(const char *buf, size_t len, size_t budget, int *rv)
+report_text(const char *buf, size_t len, size_t budget, int *rv,
+    struct err *e)
 {
 	struct context ctx;
 	struct limits lim;
-	struct err e = { 0 };
 	struct arena a;
 	struct report *r;
 	char *out = NULL;
@@ -606,7 +606,8 @@ report_text(const char *buf, size_t len, size_t budget, int *rv)
 	ctx.gpus = 8;
 	limits_default(&lim);
 	arena_init(&a, budget);
-	*rv = check_run(&r, buf, len, &ctx, &lim, &a, &e);
+	memset(e, 0, sizeof(*e));
+	*rv = check_run(&r, buf, len, &ctx, &lim, &a, e);
 	if (*rv == 0)
 		out = encode_report_json_text(r, "f.yaml", NULL);
 	arena_fini(&a);
@@ -617,6 +618,7 @@ static void
 test_faults__core_arena_budget_sweep(void **state)
 {
 	char path[512];
+	struct err e;
 	size_t i, len, budget;
 	int rv, tried;
 
@@ -629,26 +631,32 @@ test_faults__core_arena_budget_sweep(void **state)
 		text = fixture_read(path, &len);
 		if (text == NULL)
 			fail_msg("cannot read %s", path);
-		full = report_text(text, len, (size_t)64 << 20, &rv);
+		full = report_text(text, len, (size_t)64 << 20, &rv, &e);
 		assert_int_equal(rv, 0);
 		tried = 0;
 		/* Budgets from 1 KiB up by an eighth each step. */
 		for (budget = 1024; budget < ((size_t)64 << 20);
 		    budget += budget / 8 + 1) {
-			got = report_text(text, len, budget, &rv);
+			got = report_text(text, len, budget, &rv, &e);
 			tried++;
 			if (rv == 0)
 				break;
 			if (rv != ERR_NOMEM)
 				fail_msg("%s at %zu bytes: error %d, not "
 				    "ERR_NOMEM", configs[i], budget, rv);
+			/* Set where it was found: the code returned, and a
+			   message naming the stage. */
+			assert_int_equal(e.code, rv);
+			assert_true(strncmp(e.msg, "request memory budget "
+			    "spent", 26) == 0 || strncmp(e.msg, "no memory",
+			    9) == 0);
 		}
 		assert_non_null(got);
 		assert_true(tried > 10);
 		assert_string_equal(got, full);
 		/* More budget never fails again. */
 		free(got);
-		got = report_text(text, len, budget * 2, &rv);
+		got = report_text(text, len, budget * 2, &rv, &e);
 		assert_int_equal(rv, 0);
 		assert_string_equal(got, full);
 		free(got);

@@ -15,6 +15,7 @@
 
 #include "core/arena.h"
 #include "core/check.h"
+#include "core/doc.h"
 #include "core/plan.h"
 
 struct prow {
@@ -185,11 +186,55 @@ test_plan__derives_like_axolotl(void **state)
 	arena_fini(&a);
 }
 
+/*
+ * A DeepSpeed config the caller read (--deepspeed-config) that is not
+ * JSON: plan_build itself says so, with ERR_SCHEMA in e (c-style section
+ * 4: set where found); one that is JSON gives its stage.
+ */
+static void
+test_plan__deepspeed_config_error_set_where_found(void **state)
+{
+	static const char yaml[] = "base_model: HuggingFaceTB/SmolLM2-135M\n"
+	    "deepspeed: /elsewhere/ds.json\n";
+	static const char bad[] = "{\"zero_optimization\": {\"stage\": 3";
+	static const char good[] = "{\"zero_optimization\": {\"stage\": 2}}";
+	struct context ctx;
+	struct limits lim;
+	struct arena a;
+	struct err e = { 0 };
+	struct doc *d;
+	struct plan p;
+	int rv;
+
+	(void)state;
+	context_default(&ctx);
+	ctx.gpus = 8;
+	assert_int_equal(context_resolve(&ctx, &e), 0);
+	limits_default(&lim);
+	arena_init(&a, (size_t)16 << 20);
+	assert_int_equal(doc_parse(&d, yaml, strlen(yaml), &lim, &a, &e), 0);
+	ctx.ds_config = bad;
+	ctx.ds_config_len = strlen(bad);
+	rv = plan_build(&p, d, &ctx, &a, &e);
+	assert_int_equal(rv, ERR_SCHEMA);
+	assert_int_equal(e.code, ERR_SCHEMA);
+	assert_string_equal(e.msg, "the DeepSpeed config given is not valid "
+	    "JSON");
+	memset(&e, 0, sizeof(e));
+	ctx.ds_config = good;
+	ctx.ds_config_len = strlen(good);
+	assert_int_equal(plan_build(&p, d, &ctx, &a, &e), 0);
+	assert_int_equal(e.code, ERR_OK);
+	assert_int_equal(p.zero_stage, 2);
+	assert_string_equal(p.strategy, "deepspeed");
+	arena_fini(&a);
+}
+
 int
 main(void)
 {
 	size_t n = sizeof(rows) / sizeof(rows[0]), i;
-	struct CMUnitTest *t = calloc(n, sizeof(*t));
+	struct CMUnitTest *t = calloc(n + 1, sizeof(*t));
 	char (*names)[96] = calloc(n, sizeof(*names));
 	int failed;
 
@@ -202,7 +247,9 @@ main(void)
 		t[i].test_func = test_plan__derives_like_axolotl;
 		t[i].initial_state = (void *)(uintptr_t)&rows[i];
 	}
-	failed = _cmocka_run_group_tests("plan", t, n, NULL, NULL);
+	t[n].name = "test_plan__deepspeed_config_error_set_where_found";
+	t[n].test_func = test_plan__deepspeed_config_error_set_where_found;
+	failed = _cmocka_run_group_tests("plan", t, n + 1, NULL, NULL);
 	free(t);
 	free(names);
 	return failed;

@@ -224,7 +224,7 @@ one_pass(struct pass *t, char **bufs, const size_t *lens, char **names,
 
 		arena_init(&a, (size_t)64 << 20);
 		if (doc_parse(&d, bufs[i], lens[i], lim, &a, &e) == 0)
-			(void)plan_build(&pl, d, &rc, &a);
+			(void)plan_build(&pl, d, &rc, &a, &e);
 		arena_fini(&a);
 	}
 	t->plan = now() - t0;	/* document and plan */
