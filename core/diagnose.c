@@ -747,3 +747,13 @@ diagnose_log(struct diag_report **out, const char *log, size_t len,
 	*out = d;
 	return 0;
 }
+
+int
+diagnose_init(struct err *e)
+{
+	if (arena_once(&matcher_slot, MATCHER_CAP, matcher_build, NULL) ==
+	    NULL)
+		return err_set(e, ERR_INTERNAL, NULL, "the signature table "
+		    "does not fit the matcher, or memory is short");
+	return 0;
+}

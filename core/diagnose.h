@@ -216,6 +216,10 @@ struct diag_report {
 	struct diag_memory *mem;	/* diagnose_config()'s, or NULL */
 };
 
+/* Build the per-process signature matcher diagnose_log uses
+   (core_init); 0, or ERR_INTERNAL when it cannot be built. */
+int diagnose_init(struct err *e);
+
 /*
  * Diagnose log[0..len) under lim into *out (arena a).  A log with no known
  * signature gives n == 0 and the last error lines; never a guess.

@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "arena.h"
+#include "err.h"
 
 /*
  * The table's ids by hash of their lowercase bytes, built once per process
@@ -99,4 +100,13 @@ models_find(const char *id)
 		if (strcasecmp(models_table[i].hf_id, id) == 0)
 			return &models_table[i];
 	return NULL;
+}
+
+int
+models_init(struct err *e)
+{
+	if (model_index() == NULL)
+		return err_set(e, ERR_NOMEM, NULL, "no memory for the model "
+		    "index");
+	return 0;
 }

@@ -8,6 +8,8 @@
 
 #include <stddef.h>
 
+struct err;
+
 struct model_def {
 	const char *hf_id;	/* "meta-llama/Llama-3.1-8B" */
 	const char *model_type;	/* "llama" */
@@ -36,5 +38,9 @@ extern const size_t models_table_len;
 
 /* The row whose hf_id equals id ignoring case, or NULL.  Borrowed. */
 const struct model_def *models_find(const char *id);
+
+/* Build the per-process index models_find reads (core_init); 0 or
+   ERR_NOMEM. */
+int models_init(struct err *e);
 
 #endif /* CORE_MODELS_H */

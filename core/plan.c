@@ -373,3 +373,19 @@ plan_build(struct plan *p, const struct doc *d, const struct context *ctx,
 	p->tokens_per_step = mul_sat(p->global_batch_size, p->sequence_len);
 	return 0;
 }
+
+int
+plan_init(struct err *e)
+{
+	size_t i;
+
+	if (ds_presets_len > DS_PRESETS_MAX)	/* test_estimate */
+		return err_set(e, ERR_INTERNAL, NULL, "more DeepSpeed presets "
+		    "than DS_PRESETS_MAX");
+	for (i = 0; i < ds_presets_len; i++)
+		if (doc_parse_shared(&preset_docs[i], ds_presets[i].json) ==
+		    NULL)
+			return err_set(e, ERR_NOMEM, NULL, "no memory for the "
+			    "DeepSpeed preset %s", ds_presets[i].name);
+	return 0;
+}

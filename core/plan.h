@@ -95,4 +95,8 @@ const struct doc_pair *plan_fsdp_get(const struct doc_node *root,
 int plan_build(struct plan *out, const struct doc *d,
     const struct context *ctx, struct arena *a, struct err *e);
 
+/* Parse every embedded DeepSpeed preset once per process (core_init);
+   0, ERR_NOMEM, or ERR_INTERNAL. */
+int plan_init(struct err *e);
+
 #endif /* CORE_PLAN_H */

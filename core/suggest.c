@@ -34,6 +34,47 @@ enum { K_GC, K_ZERO3, K_FSDP2, K_OFFLOAD_ALL, K_ACT_OFFLOAD, K_LORA,
 	K_QLORA, K_CP, K_CONSTANT };
 static const void *_Atomic knob_docs[K_CONSTANT];
 
+/* The constant knobs' lines and reasons, by K_*. */
+static const struct {
+	const char *yaml;
+	const char *why;
+} const_knobs[K_CONSTANT] = {
+	[K_GC] = { "gradient_checkpointing: true\n",
+	    "keep one layer's activations instead of all" },
+	[K_ZERO3] = { "deepspeed: deepspeed_configs/zero3_bf16.json\n",
+	    "ZeRO-3 shards weights, gradients and optimizer states over the "
+	    "GPUs" },
+	[K_FSDP2] = { "fsdp_version: 2\nfsdp_config:\n"
+	    "  reshard_after_forward: true\n"
+	    "  state_dict_type: FULL_STATE_DICT\n",
+	    "FSDP2 full shard splits the model states over the GPUs" },
+	[K_OFFLOAD_ALL] = { "deepspeed: deepspeed_configs/"
+	    "zero3_bf16_cpuoffload_all.json\n",
+	    "ZeRO-3 with parameters and optimizer in host memory" },
+	[K_ACT_OFFLOAD] = { "activation_offloading: true\n",
+	    "saved activations go to host memory" },
+	[K_LORA] = { "adapter: lora\nlora_r: 16\nlora_alpha: 32\n"
+	    "lora_target_linear: true\n",
+	    "train LoRA adapters on a frozen 16-bit base" },
+	[K_QLORA] = { "adapter: qlora\nload_in_4bit: true\n"
+	    "load_in_8bit: false\nlora_r: 16\nlora_alpha: 32\n"
+	    "lora_target_linear: true\n",
+	    "QLoRA keeps the frozen base in 4 bits" },
+	[K_CP] = { "context_parallel_size: 2\n"
+	    "attn_implementation: flash_attention_2\n",
+	    "context parallelism splits each sequence over two GPUs" },
+};
+
+/* Constant knob i, its document parsed once per process. */
+static struct knob
+knob_const(size_t i)
+{
+	struct knob k = { const_knobs[i].yaml, NULL, const_knobs[i].why, NULL,
+	    &knob_docs[i] };
+
+	return k;
+}
+
 static const char cce[] =
     "axolotl.integrations.cut_cross_entropy.CutCrossEntropyPlugin";
 
@@ -293,9 +334,7 @@ knobs_for(struct knob *k, const struct report *r, struct arena *a)
 	size_t nk = 0;
 
 	if (!p->gradient_checkpointing)
-		k[nk++] = (struct knob){ "gradient_checkpointing: true\n",
-		    NULL, "keep one layer's activations instead of all", NULL,
-		    &knob_docs[K_GC] };
+		k[nk++] = knob_const(K_GC);
 	if (p->micro_batch_size > 1) {
 		long long m = p->micro_batch_size / 2;
 
@@ -309,42 +348,22 @@ knobs_for(struct knob *k, const struct report *r, struct arena *a)
 			nk++;
 	}
 	if (p->world > 1 && !fsdp && !(ds && p->zero_stage == 3))
-		k[nk++] = (struct knob){ "deepspeed: deepspeed_configs/"
-		    "zero3_bf16.json\n", NULL, "ZeRO-3 shards weights, "
-		    "gradients and optimizer states over the GPUs", NULL,
-		    &knob_docs[K_ZERO3] };
+		k[nk++] = knob_const(K_ZERO3);
 	if (p->world > 1 && !ds && !fsdp)
-		k[nk++] = (struct knob){ "fsdp_version: 2\nfsdp_config:\n"
-		    "  reshard_after_forward: true\n  state_dict_type: "
-		    "FULL_STATE_DICT\n", NULL, "FSDP2 full shard splits the "
-		    "model states over the GPUs", NULL, &knob_docs[K_FSDP2] };
+		k[nk++] = knob_const(K_FSDP2);
 	if (ds && !(p->ds_offload_optimizer && p->ds_offload_param))
-		k[nk++] = (struct knob){ "deepspeed: deepspeed_configs/"
-		    "zero3_bf16_cpuoffload_all.json\n", NULL, "ZeRO-3 with "
-		    "parameters and optimizer in host memory", NULL,
-		    &knob_docs[K_OFFLOAD_ALL] };
+		k[nk++] = knob_const(K_OFFLOAD_ALL);
 	if (p->activation_offloading == NULL)
-		k[nk++] = (struct knob){ "activation_offloading: true\n", NULL,
-		    "saved activations go to host memory", NULL,
-		    &knob_docs[K_ACT_OFFLOAD] };
+		k[nk++] = knob_const(K_ACT_OFFLOAD);
 	if (cce_knob(&k[nk], r->doc, a))
 		nk++;
 	if (p->adapter == NULL)
-		k[nk++] = (struct knob){ "adapter: lora\nlora_r: 16\n"
-		    "lora_alpha: 32\nlora_target_linear: true\n", NULL,
-		    "train LoRA adapters on a frozen 16-bit base", NULL,
-		    &knob_docs[K_LORA] };
+		k[nk++] = knob_const(K_LORA);
 	if (p->adapter == NULL || strcmp(p->adapter, "qlora") != 0)
-		k[nk++] = (struct knob){ "adapter: qlora\nload_in_4bit: true\n"
-		    "load_in_8bit: false\nlora_r: 16\nlora_alpha: 32\n"
-		    "lora_target_linear: true\n", NULL, "QLoRA keeps the "
-		    "frozen base in 4 bits", NULL, &knob_docs[K_QLORA] };
+		k[nk++] = knob_const(K_QLORA);
 	if (p->sequence_len >= 16384 && p->world >= 2 && p->cp <= 1 &&
 	    p->world % 2 == 0)
-		k[nk++] = (struct knob){ "context_parallel_size: 2\n"
-		    "attn_implementation: flash_attention_2\n", NULL,
-		    "context parallelism splits each sequence over two GPUs",
-		    NULL, &knob_docs[K_CP] };
+		k[nk++] = knob_const(K_CP);
 	return nk;
 }
 
@@ -439,5 +458,18 @@ suggest_run(struct report *r, const struct context *ctx,
 	memcpy(out, found, nf * sizeof(*out));
 	r->suggestions = out;
 	r->nsuggestions = nf;
+	return 0;
+}
+
+int
+suggest_init(struct err *e)
+{
+	size_t i;
+
+	for (i = 0; i < K_CONSTANT; i++)
+		if (doc_parse_shared(&knob_docs[i], const_knobs[i].yaml) ==
+		    NULL)
+			return err_set(e, ERR_NOMEM, NULL, "no memory for the "
+			    "suggestion '%.40s'", const_knobs[i].yaml);
 	return 0;
 }

@@ -34,4 +34,8 @@ struct suggestion {
 int suggest_run(struct report *r, const struct context *ctx,
     const struct limits *lim, struct arena *a, struct err *e);
 
+/* Parse the constant suggestions once per process (core_init); 0 or
+   ERR_NOMEM. */
+int suggest_init(struct err *e);
+
 #endif /* CORE_SUGGEST_H */

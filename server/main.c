@@ -18,6 +18,7 @@
 #include "health.h"
 #include "serve.h"
 #include "token.h"
+#include "core/core.h"
 #include "core/doc.h"
 #include "core/rules.h"
 #include "core/version.h"
@@ -122,6 +123,19 @@ main(int argc, char **argv)
 	if (argc < 2) {
 		usage(stderr);
 		return 2;
+	}
+	/* The daemon builds the core's per-process tables before its first
+	   request or thread (core/core.h), so no request is the one that
+	   finds no memory for them.  The one-shot commands build the few
+	   they read on first use: all of them would add 2.5 ms (30%) to
+	   check's cold start (measured: 8.6 -> 11.1 ms). */
+	if (strcmp(argv[1], "serve") == 0) {
+		struct err e = { 0 };
+
+		if (core_init(&e) != 0) {
+			fprintf(stderr, "preflight: error: %s\n", e.msg);
+			return 2;
+		}
 	}
 	if (strcmp(argv[1], "check") == 0)
 		return cli_check(argc - 1, argv + 1);

@@ -5,6 +5,7 @@
 
 #include "core/arena.h"
 #include "core/check.h"
+#include "core/core.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +19,19 @@
 #include <unistd.h>
 
 extern char **environ;
+
+/* Every test binary builds the core's per-process tables before its
+   first test, as main() does before its first check (core/core.h). */
+__attribute__((constructor)) static void
+fixture_core_init(void)
+{
+	struct err e = { 0 };
+
+	if (core_init(&e) != 0) {
+		fprintf(stderr, "core_init: %s\n", e.msg);
+		exit(1);
+	}
+}
 
 char *
 fixture_read(const char *path, size_t *len)

@@ -10,6 +10,9 @@
 #include <cmocka.h>
 
 #include "core/arena.h"
+#include "core/core.h"
+#include "core/err.h"
+#include "core/models.h"
 
 static void
 test_arena__memory_is_zeroed_and_aligned(void **state)
@@ -94,6 +97,28 @@ test_arena__fini_then_reuse(void **state)
 	arena_fini(&a);
 }
 
+/*
+ * core_init builds the per-process tables (tests/fixture.c ran it before
+ * this test); a second call succeeds without touching e, and the tables
+ * answer: the model index finds a catalog model by any case.
+ */
+static void
+test_arena__core_init_is_idempotent(void **state)
+{
+	struct err e = { 0 };
+	const struct model_def *m;
+
+	(void)state;
+	assert_int_equal(core_init(&e), 0);
+	assert_int_equal(e.code, ERR_OK);
+	assert_string_equal(e.msg, "");
+	assert_int_equal(core_init(&e), 0);
+	m = models_find("meta-llama/Llama-3.1-8B");
+	assert_non_null(m);
+	assert_ptr_equal(models_find("META-LLAMA/llama-3.1-8b"), m);
+	assert_null(models_find("no-such/model"));
+}
+
 int
 main(void)
 {
@@ -103,6 +128,7 @@ main(void)
 		cmocka_unit_test(test_arena__huge_count_does_not_wrap),
 		cmocka_unit_test(test_arena__strndup_and_printf_copy),
 		cmocka_unit_test(test_arena__fini_then_reuse),
+		cmocka_unit_test(test_arena__core_init_is_idempotent),
 	};
 
 	return cmocka_run_group_tests_name("arena", tests, NULL, NULL);
