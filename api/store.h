@@ -22,31 +22,49 @@
 
 struct arena;
 
-/* One finding row, for the rule, list and stats queries. */
+/* One finding row, for the rule, list and stats queries; its strings
+   are borrowed like a store_check's. */
 struct store_finding {
-	const char *rule;	/* "schema.duplicate_key" */
-	const char *severity;	/* "error" | "warning" | "info" */
+	const char *rule;	/* borrowed: "schema.duplicate_key" */
+	const char *severity;	/* borrowed (static): "error" | "warning" |
+				   "info" */
 	unsigned line;		/* 1-based */
 };
 
-/* A stored check.  json is what GET /v1/checks/{id} returns, verbatim. */
+/*
+ * A stored check.  json is what GET /v1/checks/{id} returns, verbatim.
+ *
+ * Ownership (jansson's words): no field is ever the holder's to free.
+ * Going in (put_check, put_check_async) every pointer is borrowed from
+ * the caller until put_check returns or done(w) has run, and the store
+ * copies what it keeps (api/submit.c owns the malloc'd buffers in its
+ * struct api_pending and frees them itself).  Coming out (get_check,
+ * get_by_idem, list_checks) every pointer is borrowed from the caller's
+ * arena a: valid while a lives, freed with it.
+ */
 struct store_check {
-	char id[27];		/* 26 Crockford base32 chars, time-sortable */
+	char id[27];		/* owned (inline): 26 Crockford base32
+				   chars, time-sortable */
 	int64_t created_at_ms;	/* Unix time, milliseconds */
-	const char *team;	/* owner team */
-	const char *name;	/* config name, "" when not given */
-	const char *config_sha256;	/* of the config bytes */
-	const char *verdict;	/* "pass" | "warn" | "fail" */
+	const char *team;	/* borrowed: owner team */
+	const char *name;	/* borrowed: config name, "" when not given */
+	const char *config_sha256;	/* borrowed: of the config bytes */
+	const char *verdict;	/* borrowed (static): "pass" | "warn" |
+				   "fail" */
 	long errors;		/* findings per severity */
 	long warnings;
 	long infos;
-	const char *context_json;	/* the context object */
-	const char *json;	/* the whole stored check as JSON text */
-	const char *config;	/* the submitted config text */
+	const char *context_json;	/* borrowed: the context object */
+	const char *json;	/* borrowed: the whole stored check as JSON
+				   text */
+	const char *config;	/* borrowed: the submitted config text
+				   (config_len bytes, may hold NULs) */
 	size_t config_len;
-	const char *idem_key;	/* Idempotency-Key, or NULL */
-	const char *body_sha256;	/* of the request body (idempotency) */
-	const struct store_finding *findings;	/* nfindings rows */
+	const char *idem_key;	/* borrowed: Idempotency-Key, or NULL */
+	const char *body_sha256;	/* borrowed: of the request body
+					   (idempotency) */
+	const struct store_finding *findings;	/* borrowed: nfindings rows
+						   (put only; NULL out) */
 	size_t nfindings;
 };
 
@@ -65,7 +83,8 @@ struct store_query {
 				   rows; 0: no cap */
 };
 
-/* How often a rule fired, per verdict of its check. */
+/* How often a rule fired, per verdict of its check (strings borrowed
+   from the caller's arena). */
 struct store_rule_stat {
 	const char *rule;
 	const char *verdict;
@@ -74,7 +93,8 @@ struct store_rule_stat {
 };
 
 /* A stored diagnosis of a failed run (issue #19); json is what POST
-   /v1/diagnose answered. */
+   /v1/diagnose answered.  Every pointer is borrowed as a store_check's
+   are: from the caller going in, from the caller's arena coming out. */
 struct store_diagnosis {
 	char id[27];		/* like a check's */
 	int64_t created_at_ms;	/* Unix time, milliseconds */
