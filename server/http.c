@@ -632,6 +632,11 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 	return answer(r, c, method);
 }
 
+/* libmicrohttpd's messages, printf-style: the attribute lets both
+   compilers check the vsnprintf below (clang's -Wformat-nonliteral). */
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
+
 static void
 mhd_log(void *cls, const char *fmt, va_list ap)
 {

@@ -582,8 +582,9 @@ static void
 test_doc__index_finds_what_a_scan_finds(void **state)
 {
 	static const char *const probes[] = { "a", "b", "base", "x", "1",
-	    "true", "null", "", "k17", "k1999", "k2000", "key_with_a_longer_"
-	    "name_than_eight", "key_with_a_longer_name_than_eighx", "c" };
+	    "true", "null", "", "k17", "k1999", "k2000",
+	    "key_with_a_longer_name_than_eight",
+	    "key_with_a_longer_name_than_eighx", "c" };
 	struct arena a;
 	struct err e;
 	struct doc *d;

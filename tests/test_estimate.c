@@ -886,7 +886,8 @@ test_estimate__peak_phases_and_adapters(void **state)
 	    "lora_target_modules:\n  - q_proj\n  - v_proj\n"
 	    "lora_modules_to_save:\n  - embed_tokens", 1, "h100-sxm");
 	assert_true(lora.ok && mts.ok && lora.e.known && mts.e.known);
-	assert_true(lora.e.trainable_params == 32 * 16 * (2 * h + h + 1024));
+	assert_true((double)lora.e.trainable_params ==
+	    32 * 16 * (2 * h + h + 1024));
 	assert_true(mts.e.trainable_params - lora.e.trainable_params ==
 	    (long long)(V * h));
 	assert_true(fabs((mts.e.breakdown.gradients_gib -
