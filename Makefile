@@ -119,6 +119,11 @@ $(B)/tests/test_%: $(B)/tests/test_%.o $(B)/tests/fixture.o \
     $(B)/tests/fixture_api.o $(LIB_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(TEST_LIBS)
 
+# The regression suites link the fuzz target they replay (its object,
+# built with this build's flags), not an #included .c.
+$(B)/tests/test_fuzz_regress: $(B)/tests/fuzz/fuzz_check.o
+$(B)/tests/test_diagnose: $(B)/tests/fuzz/fuzz_diagnose.o
+
 # The core's suites link the core's objects and nothing else, so a core/
 # file that calls into api/ or server/ fails to link here (the include
 # arrows, c-style.md section 1; make lint checks the includes).

@@ -36,8 +36,8 @@
 #include "api/api.h"
 #include "server/store_sqlite.h"
 #include "tests/fixture.h"
+#include "tests/fuzz/fuzz.h"
 #include "tests/fixture_api.h"
-#include "tests/fuzz/fuzz_diagnose.c"
 
 #define FIXDIR "tests/fixtures/diagnose"
 #define ARENA_CAP ((size_t)64 << 20)

@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "tests/fixture.h"
-#include "tests/fuzz/fuzz_check.c"
+#include "tests/fuzz/fuzz.h"
 
 static void
 test_fuzz_regress__every_saved_input(void **state)

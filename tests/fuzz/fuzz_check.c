@@ -12,8 +12,8 @@
 #include "api/encode.h"
 #include "core/arena.h"
 #include "core/check.h"
+#include "tests/fuzz/fuzz.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

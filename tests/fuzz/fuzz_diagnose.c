@@ -18,8 +18,8 @@
 #include "core/diagnose.h"
 #include "core/doc.h"
 #include "core/report.h"
+#include "tests/fuzz/fuzz.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
