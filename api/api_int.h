@@ -159,6 +159,12 @@ int list_query(struct store_query *sq, struct list_bounds *bd,
 size_t list_page_len(const struct store_check *items, size_t n,
     const struct store_query *sq);
 
+/* The rows of a list query and the page they make; -1 when resp is
+   answered instead (a HEAD, or the store's problem). */
+int list_fetch(struct store_check **items, size_t *n, size_t *page,
+    struct api_ctx *ctx, const struct api_req *req,
+    const struct store_query *sq, struct api_resp *resp);
+
 /* The opaque cursor after the item with this id, into out. */
 void list_cursor_encode(char *out, size_t cap, const char *id);
 

@@ -195,16 +195,8 @@ h_history(struct api_ctx *ctx, const struct api_req *req,
 	    api_check_name(m->param[0], resp) != 0)
 		return;
 	sq.name = m->param[0];
-	if (req->head) {
-		api_head_answer(resp);
+	if (list_fetch(&items, &n, &page, ctx, req, &sq, resp) != 0)
 		return;
-	}
-	if (ctx->store.ops->list_checks(ctx->store.self, &items, &n, &sq,
-	    req->arena, &e) != 0) {
-		api_problem_err(resp, &e);
-		return;
-	}
-	page = list_page_len(items, n, &sq);
 	/* Each stored report parsed once: item i is compared with i + 1. */
 	parsed = ARENA_NEW(req->arena, json_t *, n + 1);
 	if (parsed == NULL) {

@@ -186,6 +186,28 @@ api_head_answer(struct api_resp *resp)
 	api_json_text(resp, 200, NULL, 0);
 }
 
+/* The rows of a list query and the page they make (list_page_len);
+   -1 when resp is answered instead: a HEAD, or the store's problem. */
+int
+list_fetch(struct store_check **items, size_t *n, size_t *page,
+    struct api_ctx *ctx, const struct api_req *req,
+    const struct store_query *sq, struct api_resp *resp)
+{
+	struct err e = { 0 };
+
+	if (req->head) {
+		api_head_answer(resp);
+		return -1;
+	}
+	if (ctx->store.ops->list_checks(ctx->store.self, items, n, sq,
+	    req->arena, &e) != 0) {
+		api_problem_err(resp, &e);
+		return -1;
+	}
+	*page = list_page_len(*items, *n, sq);
+	return 0;
+}
+
 /* listChecks: GET /v1/checks */
 void
 h_list_checks(struct api_ctx *ctx, const struct api_req *req,
@@ -197,7 +219,6 @@ h_list_checks(struct api_ctx *ctx, const struct api_req *req,
 	struct store_query sq;
 	struct store_check *items;
 	struct jsonw w;
-	struct err e = { 0 };
 	struct list_bounds bd;
 	char next[64];
 	const char *v;
@@ -219,16 +240,8 @@ h_list_checks(struct api_ctx *ctx, const struct api_req *req,
 		}
 		sq.verdict = v;
 	}
-	if (req->head) {
-		api_head_answer(resp);
+	if (list_fetch(&items, &n, &page, ctx, req, &sq, resp) != 0)
 		return;
-	}
-	if (ctx->store.ops->list_checks(ctx->store.self, &items, &n, &sq,
-	    req->arena, &e) != 0) {
-		api_problem_err(resp, &e);
-		return;
-	}
-	page = list_page_len(items, n, &sq);
 	jw_init(&w);
 	jw_lit(&w, "{\"items\":[");
 	for (i = 0; i < page; i++) {

@@ -64,15 +64,17 @@ body_fingerprint(char out[65], const struct api_req *req)
 	free(buf);
 }
 
+/* 1 to max visible ASCII characters: an Idempotency-Key (255), an
+   X-Preflight-Delivery (128: a UUID, a CI job id). */
 static bool
-valid_idem_key(const char *k)
+visible_ascii(const char *s, size_t max)
 {
-	size_t n = strlen(k), i;
+	size_t n = s != NULL ? strlen(s) : 0, i;
 
-	if (n == 0 || n > 255)
+	if (n == 0 || n > max)
 		return false;
 	for (i = 0; i < n; i++)
-		if ((unsigned char)k[i] < 0x21 || (unsigned char)k[i] > 0x7E)
+		if ((unsigned char)s[i] < 0x21 || (unsigned char)s[i] > 0x7E)
 			return false;
 	return true;
 }
@@ -373,7 +375,7 @@ store_and_answer(struct api_ctx *ctx, const struct api_req *req,
 	    ops->put_check_async != NULL;
 
 	if (req->idem_key != NULL && !s->dry_run) {
-		if (!valid_idem_key(req->idem_key)) {
+		if (!visible_ascii(req->idem_key, 255)) {
 			api_problem(resp, 400, "bad-idempotency-key",
 			    "Bad Request", NULL, "Idempotency-Key must be 1 "
 			    "to 255 visible ASCII characters");
@@ -496,20 +498,6 @@ ci_signature(char hex[65], const char *secret, const struct api_req *req)
 	return rv;
 }
 
-/* 1-128 visible ASCII characters (a UUID, a CI job id). */
-static bool
-valid_delivery(const char *d)
-{
-	size_t n = d != NULL ? strlen(d) : 0, i;
-
-	if (n == 0 || n > 128)
-		return false;
-	for (i = 0; i < n; i++)
-		if ((unsigned char)d[i] < 0x21 || (unsigned char)d[i] > 0x7E)
-			return false;
-	return true;
-}
-
 static void
 ci_refuse(struct api_resp *resp, const char *slug, const char *detail)
 {
@@ -547,7 +535,7 @@ h_ci_check(struct api_ctx *ctx, const struct api_req *req,
 		return;
 	}
 	if (req->timestamp == NULL || api_parse_long(&ts, req->timestamp, 1,
-	    99999999999L) != 0 || !valid_delivery(req->delivery)) {
+	    99999999999L) != 0 || !visible_ascii(req->delivery, 128)) {
 		ci_refuse(resp, "bad-signature", "send X-Preflight-Timestamp "
 		    "(Unix seconds) and X-Preflight-Delivery (a new id of 1 "
 		    "to 128 visible characters per request); see docs/ci.md");
