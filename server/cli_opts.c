@@ -128,24 +128,26 @@ load_policy(struct cli_opts *o, const char *path)
 {
 	struct err e = { 0 };
 	struct policy *p;
-	char *buf;
+	char *buf = NULL;
 	size_t len;
+	int rv = -1;
 
 	if (file_read(&buf, &len, path, 1 << 20) != 0) {
 		fprintf(stderr, "%s: error: cannot read: %s\n", path,
 		    strerror(errno));
-		return -1;
+		goto out;
 	}
 	/* Into the arena that may hold --model-config's model too: a second
 	   --policy adds to it, it does not free the first. */
 	if (policy_parse(&p, buf, len, &o->policy_arena, &e) != 0) {
 		cli_print_err(path, &e);
-		free(buf);
-		return -1;
+		goto out;
 	}
-	free(buf);
 	o->ctx.policy = p;
-	return 0;
+	rv = 0;
+out:
+	free(buf);
+	return rv;
 }
 
 /*
