@@ -510,8 +510,8 @@ config_check(struct report *r, const struct doc *d, struct arena *a)
 	size_t i;
 	int rv;
 
-	if (facts == NULL)
-		return ERR_NOMEM;	/* the per-process key facts */
+	if (facts == NULL || plug == NULL || type == NULL)
+		return ERR_NOMEM;	/* the per-process key facts, catalog */
 	for (i = 0; i < d->root->n; i++) {
 		const struct doc_pair *p = &d->root->pairs[i];
 		const struct key_def *k;

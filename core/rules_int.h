@@ -1,16 +1,56 @@
 /*
- * core/rules_int: what rule functions see (core/checks.c), not for
- * callers outside core.
+ * core/rules_int: what the rule topic files (core/rules/<topic>.c) see,
+ * not for callers outside core.  A topic file owns its rule functions
+ * (static) and its rows, `const struct rule_row rules_<topic>[]`;
+ * core/rules.c merges every topic's rows into the catalog once per process
+ * (RULES_TOPICS below lists them).  docs/rules-howto.md says how to add a
+ * rule.  The context helpers (rule_report, cfg_*, the derived values
+ * several topics read) are declared here and defined in
+ * core/rules/context.c.
  */
 #ifndef CORE_RULES_INT_H
 #define CORE_RULES_INT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "doc.h"
+#include "estimate.h"
+#include "gpu.h"
+#include "plan.h"
 #include "report.h"
 #include "rules.h"
+
+/*
+ * One row of a topic's table.  The catalog's struct rule_def adds the
+ * docs anchor, computed from the id ("docs/rules.md#" + the id without
+ * dots).
+ */
+struct rule_row {
+	const char *id;		/* "<topic>.<name>", unique in the catalog */
+	enum severity severity;	/* default severity */
+	const char *title;	/* one line, plain words */
+	const char *hint;	/* how to fix it */
+	rule_fn *fn;		/* NULL: reported by core/doc, core/config,
+				   core/suppress or core/policy */
+};
+
+/*
+ * Every topic file, one X(name) each: core/rules/<name>.c defines
+ * rules_<name>[] and rules_<name>_len.  A new topic adds one line here.
+ */
+#define RULES_TOPICS(X) \
+	X(attn) X(batch) X(ce) X(compile) X(cp) X(deepspeed) X(deprecated) \
+	X(ep) X(fsdp) X(gc) X(lora_kernels) X(memory) X(moe) X(optim) \
+	X(packing) X(parallel) X(platform) X(policy) X(precision) X(quant) \
+	X(ray) X(save) X(schema) X(suppress)
+
+#define RULES_DECLARE_TOPIC(name) \
+	extern const struct rule_row rules_##name[]; \
+	extern const size_t rules_##name##_len;
+RULES_TOPICS(RULES_DECLARE_TOPIC)
+#undef RULES_DECLARE_TOPIC
 
 struct rule_ctx {
 	const struct doc_node *root;	/* the config mapping */
@@ -32,9 +72,6 @@ int rule_report(struct rule_ctx *rc, const struct doc_pair *p,
 int rule_report_sev(struct rule_ctx *rc, const struct doc_pair *p,
     enum severity sev, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-
-/* The first parallel-size key written (dp_shard_size, ...), or NULL. */
-const struct doc_pair *first_of_sizes(const struct rule_ctx *rc);
 
 /*
  * Lookups of top-level keys.  Inline, so that a literal key's length and
@@ -160,6 +197,54 @@ int fsdp_version(const struct rule_ctx *rc);
  * else the first truthy legacy flag mapped; NULL when none is set.
  */
 const char *attn_backend(const struct rule_ctx *rc);
+
+/* be is a backend that packs without cross-attention (varlen). */
+bool packing_backend(const char *be);
+
+/* An FSDP version written as 1, 2, "1" or "2" into *out. */
+bool node_version(const struct doc_node *v, long long *out);
+
+/* An ExpertParallelPlugin is listed under plugins:. */
+bool ep_plugin(const struct rule_ctx *rc);
+
+/* FSDP is on: a truthy fsdp_config or legacy fsdp list. */
+static inline bool
+fsdp_on(const struct rule_ctx *rc)
+{
+	return cfg_on(rc, "fsdp_config") || cfg_on(rc, "fsdp");
+}
+
+/* The context-parallel size of the plan. */
+static inline long long
+cp_of(const struct rule_ctx *rc)
+{
+	return rc->plan->cp;
+}
+
+/* A size key as written (0 when absent or not an integer). */
+static inline long long
+explicit_size(const struct rule_ctx *rc, const char *key)
+{
+	return cfg_int(rc, key, 0);
+}
+
+/* The GPU of the context, or NULL when the catalog does not know it. */
+static inline const struct gpu *
+the_gpu(const struct rule_ctx *rc)
+{
+	return gpu_find(rc->ctx->gpu);
+}
+
+/*
+ * The model the estimate found (core/check runs the estimate before the
+ * rules: it has already looked base_model, then base_model_config, up),
+ * or NULL.  Borrowed.
+ */
+static inline const struct model_def *
+model_of(const struct rule_ctx *rc)
+{
+	return rc->r->estimate != NULL ? rc->r->estimate->model : NULL;
+}
 
 
 #endif /* CORE_RULES_INT_H */

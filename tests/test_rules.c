@@ -22,24 +22,47 @@
 #include "core/rules.h"
 #include "tests/fixture.h"
 
+/*
+ * The catalog merged from the topic files (core/rules/<topic>.c): ids
+ * unique and sorted, every row complete, its docs anchor the id without
+ * its dots (the heading anchor of docs/rules.md), and the same table on
+ * every call (built once).
+ */
 static void
 test_rules__ids_unique_sorted_complete(void **state)
 {
-	const struct rule_def *all;
-	size_t n, i;
+	const struct rule_def *all, *again;
+	size_t n, n2, i, k;
 
 	(void)state;
 	all = rules_all(&n);
-	assert_true(n >= 1);
+	assert_non_null(all);
+	assert_true(n >= 200);
+	again = rules_all(&n2);
+	assert_ptr_equal(again, all);
+	assert_int_equal(n2, n);
 	for (i = 0; i < n; i++) {
+		char want[160];
+		const char *id = all[i].id;
+
 		assert_non_null(all[i].title);
 		assert_non_null(all[i].hint);
 		assert_non_null(all[i].docs);
-		assert_ptr_equal(rules_find(all[i].id), &all[i]);
-		if (i > 0 && strcmp(all[i - 1].id, all[i].id) >= 0)
-			fail_msg("%s is not after %s", all[i].id,
-			    all[i - 1].id);
+		assert_ptr_equal(rules_find(id), &all[i]);
+		if (i > 0 && strcmp(all[i - 1].id, id) >= 0)
+			fail_msg("%s is not after %s", id, all[i - 1].id);
+		k = (size_t)snprintf(want, sizeof(want), "docs/rules.md#");
+		for (; *id != '\0' && k + 1 < sizeof(want); id++)
+			if (*id != '.')
+				want[k++] = *id;
+		want[k] = '\0';
+		assert_string_equal(all[i].docs, want);
+		/* "<topic>.<name>": one dot, lowercase words. */
+		assert_non_null(strchr(all[i].id, '.'));
+		assert_null(strchr(strchr(all[i].id, '.') + 1, '.'));
 	}
+	assert_null(rules_find("no.such_rule"));
+	assert_null(rules_find(""));
 }
 
 /*

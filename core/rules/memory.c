@@ -1,18 +1,18 @@
 /*
- * core/checks_estimate: the findings of the memory estimate (DESIGN.md:
- * every reason for a verdict is a finding).  Reads rc->r->estimate.
+ * core/rules/memory: the findings of the memory estimate (DESIGN.md:
+ * every reason for a verdict is a finding): estimate.*, memory.*, perf.*.
+ * Reads rc->r->estimate.
  */
-#include "checks.h"
+#include "core/rules_int.h"
 
 #include <stddef.h>
 #include <string.h>
 
-#include "estimate.h"
-#include "gpu.h"
-#include "models.h"
-#include "plan.h"
-#include "report.h"
-#include "rules_int.h"
+#include "core/estimate.h"
+#include "core/gpu.h"
+#include "core/models.h"
+#include "core/plan.h"
+#include "core/report.h"
 
 static const struct doc_pair *
 model_key(const struct rule_ctx *rc)
@@ -21,7 +21,7 @@ model_key(const struct rule_ctx *rc)
 }
 
 /* estimate.model_unknown */
-int
+static int
 check_estimate_model_unknown(struct rule_ctx *rc)
 {
 	const struct estimate *e = rc->r->estimate;
@@ -53,7 +53,7 @@ check_estimate_model_unknown(struct rule_ctx *rc)
 }
 
 /* memory.exceeds_capacity */
-int
+static int
 check_memory_exceeds(struct rule_ctx *rc)
 {
 	const struct estimate *e = rc->r->estimate;
@@ -67,7 +67,7 @@ check_memory_exceeds(struct rule_ctx *rc)
 }
 
 /* memory.low_headroom */
-int
+static int
 check_memory_headroom(struct rule_ctx *rc)
 {
 	const struct estimate *e = rc->r->estimate;
@@ -82,7 +82,7 @@ check_memory_headroom(struct rule_ctx *rc)
 }
 
 /* perf.comm_bound */
-int
+static int
 check_perf_comm_bound(struct rule_ctx *rc)
 {
 	const struct estimate *e = rc->r->estimate;
@@ -103,7 +103,7 @@ check_perf_comm_bound(struct rule_ctx *rc)
 }
 
 /* perf.tp_across_nodes */
-int
+static int
 check_perf_tp_nodes(struct rule_ctx *rc)
 {
 	long long tp = rc->plan->tp;
@@ -117,7 +117,7 @@ check_perf_tp_nodes(struct rule_ctx *rc)
 }
 
 /* memory.cpu_offload_exceeds_host (with --host-memory-gib) */
-int
+static int
 check_memory_host(struct rule_ctx *rc)
 {
 	const struct estimate *e = rc->r->estimate;
@@ -133,3 +133,41 @@ check_memory_host(struct rule_ctx *rc)
 	    "than its %.1f GiB", rc->ctx->gpus_per_node, need,
 	    rc->ctx->host_memory_gib);
 }
+
+
+const struct rule_row rules_memory[] = {
+	{ "estimate.model_unknown", SEV_WARNING,
+	  "no memory estimate: the model's architecture is not in the catalog",
+	  "pass the model's config.json (--model-config FILE, or \"model\" in "
+	  "the request context), or use a catalog model's Hugging Face id "
+	  "(GET /v1/catalog/models lists them) as base_model",
+	  check_estimate_model_unknown },
+	{ "memory.cpu_offload_exceeds_host", SEV_WARNING,
+	  "what the run offloads to host memory exceeds the node's RAM",
+	  "offload less (optimizer only, not parameters), use more nodes, or "
+	  "shard over more GPUs",
+	  check_memory_host },
+	{ "memory.exceeds_capacity", SEV_ERROR,
+	  "the estimated per-GPU peak memory exceeds the GPU's memory",
+	  "shard the model (ZeRO-3 or FSDP), use LoRA or QLoRA, turn on "
+	  "gradient_checkpointing, lower micro_batch_size or sequence_len, or "
+	  "use more GPUs",
+	  check_memory_exceeds },
+	{ "memory.low_headroom", SEV_WARNING,
+	  "the estimated per-GPU peak leaves under 10% of the GPU's memory free",
+	  "leave room for fragmentation and longer samples: the same changes "
+	  "as for memory.exceeds_capacity",
+	  check_memory_headroom },
+	{ "perf.comm_bound", SEV_WARNING,
+	  "collective traffic takes longer than the compute it should hide behind",
+	  "keep sharding inside a node (HSDP: dp_shard_size = GPUs per node), "
+	  "raise gradient_accumulation_steps, or use a faster interconnect",
+	  check_perf_comm_bound },
+	{ "perf.tp_across_nodes", SEV_WARNING,
+	  "tensor parallelism spans nodes: its per-layer all-reduces cross the slow link",
+	  "keep tensor_parallel_size within the GPUs of one node and use data "
+	  "or context parallelism across nodes",
+	  check_perf_tp_nodes },
+};
+const size_t rules_memory_len =
+    sizeof(rules_memory) / sizeof(rules_memory[0]);

@@ -1,0 +1,102 @@
+/*
+ * core/rules/save: checkpoint saving: save_strategy, save_steps, early
+ * stopping, safetensors.  Pure: a rule reads the config through its struct
+ * rule_ctx and reports (docs/rules-howto.md).
+ */
+#include "core/rules_int.h"
+
+/* save.best_requires_metric */
+static int
+check_save_best_metric(struct rule_ctx *rc)
+{
+	if (!cfg_is(rc, "save_strategy", "best") ||
+	    cfg_on(rc, "metric_for_best_model"))
+		return 0;
+	return rule_report(rc, cfg_pair(rc, "save_strategy"),
+	    "save_strategy: best needs metric_for_best_model");
+}
+
+/* save.early_stopping_steps */
+static int
+check_save_early_stopping(struct rule_ctx *rc)
+{
+	const struct doc_pair *sv = cfg_pair(rc, "save_steps");
+	const struct doc_pair *ev = cfg_pair(rc, "eval_steps");
+	long long s, e;
+
+	if (!cfg_set(rc, "early_stopping_patience"))
+		return 0;
+	if (sv == NULL || ev == NULL || sv->value->kind == DOC_NULL ||
+	    ev->value->kind == DOC_NULL)
+		return rule_report(rc, cfg_pair(rc, "early_stopping_patience"),
+		    "early_stopping_patience needs save_steps and eval_steps");
+	s = cfg_int(rc, "save_steps", 0);
+	e = cfg_int(rc, "eval_steps", 0);
+	if (sv->value->kind == DOC_INT && ev->value->kind == DOC_INT &&
+	    e > 0 && s % e != 0)
+		return rule_report(rc, sv, "save_steps (%lld) must be a "
+		    "multiple of eval_steps (%lld) for early stopping", s, e);
+	return 0;
+}
+
+/* save.safetensors_false */
+static int
+check_save_safetensors(struct rule_ctx *rc)
+{
+	if (!cfg_false(rc, "save_safetensors"))
+		return 0;
+	return rule_report(rc, cfg_pair(rc, "save_safetensors"),
+	    "save_safetensors: false is refused; Axolotl saves safetensors");
+}
+
+/* save.saves_per_epoch_conversion */
+static int
+check_save_per_epoch(struct rule_ctx *rc)
+{
+	if (!cfg_on(rc, "saves_per_epoch"))
+		return 0;
+	return rule_report(rc, cfg_pair(rc, "saves_per_epoch"), "saves_per_epoch "
+	    "is converted to save_steps from the dataset length");
+}
+
+/* save.strategy_steps_mismatch */
+static int
+check_save_strategy_steps(struct rule_ctx *rc)
+{
+	const char *st = cfg_str(rc, "save_strategy");
+
+	if (cfg_on(rc, "save_steps") && st != NULL && *st != '\0' &&
+	    strcmp(st, "steps") != 0)
+		return rule_report(rc, cfg_pair(rc, "save_strategy"),
+		    "save_steps is set, so save_strategy must be steps, got "
+		    "%.40s", st);
+	if (cfg_on(rc, "saves_per_epoch") && cfg_on(rc, "save_steps"))
+		return rule_report(rc, cfg_pair(rc, "saves_per_epoch"),
+		    "saves_per_epoch and save_steps are both set; keep one");
+	return 0;
+}
+
+const struct rule_row rules_save[] = {
+	{ "save.best_requires_metric", SEV_ERROR,
+	  "save_strategy: best without metric_for_best_model",
+	  "set metric_for_best_model (e.g. eval_loss)",
+	  check_save_best_metric },
+	{ "save.early_stopping_steps", SEV_ERROR,
+	  "early stopping without matching save and eval steps",
+	  "set save_steps as a multiple of eval_steps",
+	  check_save_early_stopping },
+	{ "save.safetensors_false", SEV_ERROR,
+	  "save_safetensors: false",
+	  "remove save_safetensors",
+	  check_save_safetensors },
+	{ "save.saves_per_epoch_conversion", SEV_INFO,
+	  "saves_per_epoch becomes save_steps",
+	  "nothing to fix",
+	  check_save_per_epoch },
+	{ "save.strategy_steps_mismatch", SEV_ERROR,
+	  "save_steps with another save_strategy, or with saves_per_epoch",
+	  "use save_strategy: steps, and one of save_steps / saves_per_epoch",
+	  check_save_strategy_steps },
+};
+const size_t rules_save_len =
+    sizeof(rules_save) / sizeof(rules_save[0]);
