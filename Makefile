@@ -40,7 +40,8 @@ MIGRATIONS = $(sort $(wildcard migrations/[0-9][0-9][0-9][0-9]_*.sql))
 TESTS      = $(patsubst tests/%.c,%,$(wildcard tests/test_*.c))
 TEST_BINS  = $(addprefix $(B)/tests/,$(TESTS))
 
-.PHONY: all deps test run-tests run-bump-tests lint clean run docs bench fuzz fuzz-deps soak
+.PHONY: all deps test run-tests run-bump-tests lint clean run docs bench fuzz fuzz-deps soak \
+	conformance
 .SECONDARY:
 
 all: deps
@@ -160,6 +161,20 @@ run-tests: $(B)/preflight $(TEST_BINS)
 # test_cli checks that the committed file is current.
 docs: all
 	$(B)/preflight rules --format markdown > docs/rules.md
+
+# Differential test against Axolotl's own validator (issue 14): N seeded
+# configs through preflight and ../shared/tools/axolotl-oracle in the same
+# context; prints the agreement table and fails on a disagreement that
+# docs/compat.md does not document.  The oracle needs pydantic 2
+# (tests/conformance/oracle_python.sh finds or installs it).
+CONFORMANCE_N ?= 5000
+CONFORMANCE_SEED ?= 1
+CONFORMANCE_JOBS ?= 2
+conformance: all
+	@py=$$(sh tests/conformance/oracle_python.sh $(B)) && \
+	$$py tests/conformance/run.py --preflight $(B)/preflight \
+	    --shared $(SHARED) --n $(CONFORMANCE_N) --seed $(CONFORMANCE_SEED) \
+	    --jobs $(CONFORMANCE_JOBS) --out $(B)/conformance
 
 # Timings are measurements, not test assertions: they live here.
 CORPUS = $(shell find $(SHARED)/corpus/axolotl/examples -name '*.y*ml' 2>/dev/null | sort)

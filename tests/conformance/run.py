@@ -1,0 +1,256 @@
+#!/usr/bin/env python3
+"""`make conformance`: preflight against Axolotl's own validator (issue 14).
+
+Generates N configs (tests/conformance/gen.py, seeded), checks each with
+preflight and with the oracle (shared/tools/axolotl-oracle: Axolotl's real
+pydantic validation, heavy libraries stubbed) in the same context, and prints
+the agreement table:
+
+  both reject / both accept      agreement
+  preflight-only, documented     every error is a launch-time failure listed
+                                 in docs/compat.md ("Launch-time failures")
+  preflight-only, undocumented   a false error: fails the run
+  oracle-only, not static        the oracle's error is listed in
+                                 docs/compat.md ("Not visible to a static
+                                 check"): it needs the training host
+  oracle-only, miss              fails the run
+
+A config whose preflight errors are all launch-time failures counts as
+preflight accepting it when the oracle rejects (those errors are not the
+oracle's reason), so a miss is not hidden behind, say, an out-of-memory
+error.
+
+Exit status 0 when every disagreement is documented, 1 otherwise, 2 when a
+tool failed. The oracle runs many configs per Python process (start-up is the
+expensive part), `--jobs` processes at a time; its answers are cached by the
+config's text (with its context line) under the output folder, so a rerun
+only asks about configs it has not seen.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import gen  # noqa: E402
+
+LAUNCH = "launch-time failures"
+NOT_STATIC = "not visible to a static check"
+
+
+def read_compat(path: str) -> tuple[dict[str, str], list[tuple[re.Pattern, str]]]:
+    """The two machine-read tables of docs/compat.md: launch-time rules
+    (rule id -> why) and the oracle errors no static check can see
+    (regex -> why)."""
+    rules: dict[str, str] = {}
+    pats: list[tuple[re.Pattern, str]] = []
+    section = ""
+    for line in open(path, encoding="utf-8"):
+        if line.startswith("## "):
+            section = line[3:].strip().lower()
+            continue
+        m = re.match(r"\|\s*`([^`]+)`\s*\|\s*(.*?)\s*\|\s*$", line)
+        if not m:
+            continue
+        if section.startswith(LAUNCH):
+            rules[m.group(1)] = m.group(2)
+        elif section.startswith(NOT_STATIC):
+            pats.append((re.compile(m.group(1)), m.group(2)))
+    return rules, pats
+
+
+def run_preflight(binary: str, recs: list[dict], jobs: int) -> dict[str, dict]:
+    """file -> preflight report, one process per context."""
+    groups: dict[tuple, list[dict]] = collections.defaultdict(list)
+    for rec in recs:
+        groups[rec["ctx"].key()].append(rec)
+    out: dict[str, dict] = {}
+
+    def one(items: list[dict]) -> list[tuple[str, dict]]:
+        ctx = items[0]["ctx"]
+        res = []
+        for k in range(0, len(items), 400):
+            part = items[k:k + 400]
+            p = subprocess.run([binary, "check", *[r["path"] for r in part],
+                                *ctx.preflight_args(), "--format", "json"],
+                               capture_output=True, text=True, check=False)
+            if p.returncode not in (0, 1):
+                raise RuntimeError(f"preflight exited {p.returncode}: "
+                                   f"{p.stderr.strip()[:500]}")
+            reports = json.loads(p.stdout)
+            if isinstance(reports, dict):
+                reports = [reports]
+            res += [(r["file"], r) for r in reports]
+        return res
+
+    with ThreadPoolExecutor(max_workers=jobs) as ex:
+        for res in ex.map(one, groups.values()):
+            out.update(res)
+    return out
+
+
+def run_oracle(oracle: str, recs: list[dict], jobs: int, chunk: int,
+               cache_path: str) -> dict[str, dict]:
+    """file -> the oracle's verdict, from the cache or the oracle."""
+    cache: dict[str, dict] = {}
+    if os.path.exists(cache_path):
+        for line in open(cache_path, encoding="utf-8"):
+            try:
+                d = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            cache[d["sha"]] = d
+    todo = [r for r in recs if r["sha"] not in cache]
+    chunks = [todo[k:k + chunk] for k in range(0, len(todo), chunk)]
+    done = [0]
+    t0 = time.time()
+
+    def one(items: list[dict]) -> list[dict]:
+        p = subprocess.run([sys.executable, oracle, "--ctx-from-file",
+                            *[r["path"] for r in items]],
+                           capture_output=True, text=True, check=False)
+        by_path = {}
+        for line in p.stdout.splitlines():
+            try:
+                d = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            by_path[d.get("file")] = d
+        got = []
+        for r in items:
+            d = by_path.get(r["path"])
+            if d is None:
+                d = {"verdict": "oracle_failure", "errors": [],
+                     "oracle_error": p.stderr.strip()[-500:]}
+            got.append({"sha": r["sha"], "verdict": d["verdict"],
+                        "errors": d.get("errors", [])[:3],
+                        "error_type": d.get("error_type"),
+                        "oracle_error": (d.get("oracle_error") or "")[:300]})
+        done[0] += len(items)
+        print(f"  oracle: {done[0]}/{len(todo)} configs "
+              f"({time.time() - t0:.0f} s)", file=sys.stderr, flush=True)
+        return got
+
+    if todo:
+        with ThreadPoolExecutor(max_workers=jobs) as ex, \
+                open(cache_path, "a", encoding="utf-8") as fh:
+            for got in ex.map(one, chunks):
+                for d in got:
+                    cache[d["sha"]] = d
+                    if d["verdict"] != "oracle_failure":
+                        fh.write(json.dumps(d) + "\n")
+    return {r["path"]: cache[r["sha"]] for r in recs}
+
+
+def classify(rep: dict, orc: dict, launch: dict[str, str],
+             pats: list) -> tuple[str, list[str], str]:
+    """(class, preflight error rules, oracle first error)."""
+    errs = sorted({f["rule"] for f in rep["findings"]
+                   if f["severity"] == "error"})
+    first = (orc.get("errors") or [""])[0]
+    if orc["verdict"] == "oracle_failure":
+        return "oracle failure", errs, orc.get("oracle_error", "")
+    own = [e for e in errs if e not in launch]
+    if orc["verdict"] == "accept":
+        if not errs:
+            return "both accept", errs, first
+        if not own:
+            return "preflight-only, documented launch-time", errs, first
+        return "preflight-only, UNDOCUMENTED", errs, first
+    if own:
+        return "both reject", errs, first
+    for pat, _ in pats:
+        if pat.search(first):
+            return "oracle-only, not statically visible", errs, first
+    return "oracle-only, MISS", errs, first
+
+
+ORDER = ["both reject", "both accept",
+         "preflight-only, documented launch-time",
+         "oracle-only, not statically visible",
+         "preflight-only, UNDOCUMENTED", "oracle-only, MISS",
+         "oracle failure"]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--preflight", default="build/preflight")
+    ap.add_argument("--shared", default="../shared")
+    ap.add_argument("--n", type=int, default=5000)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--chunk", type=int, default=200,
+                    help="configs per oracle process")
+    ap.add_argument("--out", default="build/conformance")
+    ap.add_argument("--compat", default="docs/compat.md")
+    ap.add_argument("--show", type=int, default=15,
+                    help="disagreements listed per class")
+    opts = ap.parse_args()
+
+    repo = os.path.dirname(os.path.dirname(HERE))
+    oracle_dir = os.path.join(opts.shared, "tools/axolotl-oracle")
+    oracle = os.path.join(oracle_dir, "oracle.py")
+    axolotl = os.path.join(oracle_dir, "vendor/axolotl")
+    launch, pats = read_compat(opts.compat)
+    if not launch or not pats:
+        print(f"conformance: no machine-readable tables in {opts.compat}",
+              file=sys.stderr)
+        return 2
+    t0 = time.time()
+    g = gen.Generator(repo, opts.shared, axolotl, opts.seed)
+    cfg_dir = os.path.join(opts.out, f"seed{opts.seed}")
+    recs = g.write(cfg_dir, opts.n)
+    print(f"conformance: {len(recs)} configs (seed {opts.seed}) in "
+          f"{cfg_dir}", file=sys.stderr)
+    reports = run_preflight(opts.preflight, recs, opts.jobs)
+    verdicts = run_oracle(oracle, recs, opts.jobs, opts.chunk,
+                          os.path.join(opts.out, "oracle-cache.jsonl"))
+    counts: collections.Counter = collections.Counter()
+    detail: dict[str, list] = collections.defaultdict(list)
+    with open(os.path.join(opts.out, f"seed{opts.seed}.jsonl"), "w",
+              encoding="utf-8") as fh:
+        for rec in recs:
+            rep = reports.get(rec["path"])
+            if rep is None:
+                print(f"conformance: no preflight report for {rec['path']}",
+                      file=sys.stderr)
+                return 2
+            cls, errs, first = classify(rep, verdicts[rec["path"]], launch,
+                                        pats)
+            counts[cls] += 1
+            row = {"file": rec["path"], "base": rec["base"],
+                   "ctx": list(rec["ctx"].key()), "class": cls,
+                   "preflight_errors": errs, "oracle_error": first}
+            detail[cls].append(row)
+            fh.write(json.dumps(row) + "\n")
+    n = len(recs)
+    print(f"\n{'':40} {'configs':>8} {'share':>7}")
+    for cls in ORDER:
+        print(f"{cls:40} {counts[cls]:8d} {100.0 * counts[cls] / n:6.2f}%")
+    print(f"{'total':40} {n:8d}   ({time.time() - t0:.0f} s)")
+    bad = ["preflight-only, UNDOCUMENTED", "oracle-only, MISS"]
+    for cls in bad + ["oracle failure"]:
+        if not detail[cls]:
+            continue
+        print(f"\n{cls}:")
+        for row in detail[cls][:opts.show]:
+            print(f"  {row['file']} ({row['base']}; ws={row['ctx'][0]} "
+                  f"cc={row['ctx'][1]} torch={row['ctx'][2]})")
+            print(f"    preflight: {', '.join(row['preflight_errors']) or '-'}")
+            print(f"    oracle:    {row['oracle_error'][:200]}")
+    if counts["oracle failure"]:
+        return 2
+    return 1 if any(counts[c] for c in bad) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
