@@ -179,13 +179,16 @@ rules_run(struct report *r, const struct doc *d, const struct context *ctx,
 	size_t i;
 	int rv;
 
-	rc.root = d->root;
+	rc.raw = d->root;
 	rc.ctx = ctx;
 	rc.plan = plan;
 	rc.r = r;
 	rc.a = a;
 	if (c == NULL)
 		return ERR_NOMEM;	/* the per-process catalog */
+	rv = deprecated_view(&rc.root, d->root, a);
+	if (rv != 0)
+		return rv;
 	for (i = 0; i < c->nrun; i++) {
 		rc.rule = c->run[i].rule;
 		rv = c->run[i].fn(&rc);

@@ -41,10 +41,11 @@ struct rule_row {
  * rules_<name>[] and rules_<name>_len.  A new topic adds one line here.
  */
 #define RULES_TOPICS(X) \
-	X(attn) X(batch) X(ce) X(compile) X(cp) X(deepspeed) X(deprecated) \
-	X(ep) X(fsdp) X(gc) X(lora_kernels) X(memory) X(moe) X(optim) \
-	X(packing) X(parallel) X(platform) X(policy) X(precision) X(quant) \
-	X(ray) X(save) X(schema) X(suppress)
+	X(attn) X(batch) X(ce) X(chat) X(compile) X(cp) X(dataset) \
+	X(deepspeed) X(deprecated) X(ep) X(eval) X(fsdp) X(gc) X(kernels) \
+	X(lora) X(lora_kernels) X(memory) X(model) X(moe) X(optim) \
+	X(packing) X(parallel) X(platform) X(plugin) X(policy) X(precision) \
+	X(quant) X(ray) X(rl) X(save) X(schema) X(suppress) X(train)
 
 #define RULES_DECLARE_TOPIC(name) \
 	extern const struct rule_row rules_##name[]; \
@@ -53,7 +54,9 @@ RULES_TOPICS(RULES_DECLARE_TOPIC)
 #undef RULES_DECLARE_TOPIC
 
 struct rule_ctx {
-	const struct doc_node *root;	/* the config mapping */
+	const struct doc_node *root;	/* the config mapping, renamed keys
+					   mapped (deprecated_view) */
+	const struct doc_node *raw;	/* the config mapping as written */
 	const struct context *ctx;	/* where it runs */
 	const struct plan *plan;	/* Axolotl's derived plan */
 	const struct rule_def *rule;	/* the row being run */
@@ -83,6 +86,14 @@ static inline const struct doc_pair *
 cfg_pair(const struct rule_ctx *rc, const char *key)
 {
 	return doc_map_get(rc->root, key);
+}
+
+/* The top-level pair for key as written (renamed keys not mapped): what
+   Axolotl's validators that run before the mapping see. */
+static inline const struct doc_pair *
+raw_pair(const struct rule_ctx *rc, const char *key)
+{
+	return doc_map_get(rc->raw, key);
 }
 
 /* Python truthiness of a value; a missing key is false. */
@@ -125,6 +136,42 @@ cfg_is(const struct rule_ctx *rc, const char *key, const char *want)
 /* a x b, saturated at LLONG_MIN/LLONG_MAX: config numbers are arbitrary,
    and a product of them must not overflow. */
 long long mul_sat(long long a, long long b);
+
+/* Python's `v == 0` for a YAML value: 0, 0.0 or false. */
+static inline bool
+node_is_zero(const struct doc_node *v)
+{
+	return v != NULL && ((v->kind == DOC_INT && v->i == 0 && !v->big) ||
+	    (v->kind == DOC_FLOAT && v->f == 0.0) ||
+	    (v->kind == DOC_BOOL && !v->b));
+}
+
+/* Python's `v is True`. */
+static inline bool
+node_is_true(const struct doc_node *v)
+{
+	return v != NULL && v->kind == DOC_BOOL && v->b;
+}
+
+/* A string value equal to s (Python `v == "s"`). */
+static inline bool
+node_is(const struct doc_node *v, const char *s)
+{
+	return v != NULL && v->kind == DOC_STR && strcmp(v->text, s) == 0;
+}
+
+/* Python's a == b for two YAML scalars (numbers compare by value, a
+   collection equals nothing here). */
+bool node_eq(const struct doc_node *a, const struct doc_node *b);
+
+/* A number (int, float or bool, as Python compares them) into *out. */
+bool node_num(const struct doc_node *v, double *out);
+
+/*
+ * Python's str(v).lower() for a scalar, into buf (cap bytes, cut short
+ * when longer); "" for a collection, whose str() no word equals.
+ */
+const char *node_lower(const struct doc_node *v, char *buf, size_t cap);
 
 /* key is written as true / false (a bool, not a truthy value). */
 static inline bool
@@ -189,8 +236,21 @@ bool cfg_plugin(const struct rule_ctx *rc, const char *needle);
 const struct doc_pair *fsdp_pair(const struct rule_ctx *rc,
     const char *key);
 
-/* FSDP version as Axolotl resolves it (rules.md 2.5); 0 without FSDP. */
+/*
+ * The value the top-level fsdp_version holds once Axolotl's
+ * check_fsdp_version_in_fsdp_config has run: as written when truthy, else
+ * fsdp_config's version (or fsdp_version), else 1 when fsdp_config is
+ * set; NULL (or the falsy value written) without fsdp_config.  What the
+ * validators after it read as data.get("fsdp_version").
+ */
+const struct doc_node *fsdp_version_node(const struct rule_ctx *rc);
+
+/* That version as an int (pydantic's int of it, as after-validators see
+   it): 1 or 2; 1 for the legacy fsdp list; 0 without FSDP. */
 int fsdp_version(const struct rule_ctx *rc);
+
+/* Python's str(v) == "2": an int 2 or the string "2" (not 2.0). */
+bool node_str_is_2(const struct doc_node *v);
 
 /*
  * The attention backend after rules.md 2.4's mapping: attn_implementation,
@@ -201,11 +261,39 @@ const char *attn_backend(const struct rule_ctx *rc);
 /* be is a backend that packs without cross-attention (varlen). */
 bool packing_backend(const char *be);
 
+/*
+ * *out gets the view of root the rules read: root itself, or a copy with
+ * each deprecated key Axolotl renames before validating
+ * (sequence_parallel_degree, evaluation_strategy, dataset_processes,
+ * noisy_embedding_alpha, pretrain_multipack_buffer_size) under its new
+ * name, at the old key's place.  0 or ERR_NOMEM (core/rules/deprecated.c).
+ */
+int deprecated_view(const struct doc_node **out, const struct doc_node *root,
+    struct arena *a);
+
+/*
+ * Would Python's re.compile() accept s[0..n)?  When not, why[0..cap)
+ * says why (core/rules/pyre.c).
+ */
+bool pyre_valid(const char *s, size_t n, char *why, size_t cap);
+
 /* An FSDP version written as 1, 2, "1" or "2" into *out. */
 bool node_version(const struct doc_node *v, long long *out);
 
+/*
+ * A plugin of Axolotl's integrations module (e.g. "liger") is listed
+ * under plugins: ("axolotl.integrations.liger.LigerPlugin", or
+ * "liger.LigerPlugin").  Its args model, and so its validators, exist
+ * only then; without it its keys are dropped.
+ */
+bool plugin_on(const struct rule_ctx *rc, const char *module);
+
 /* An ExpertParallelPlugin is listed under plugins:. */
 bool ep_plugin(const struct rule_ctx *rc);
+
+/* The expert-parallel size Axolotl uses: expert_parallel_size with its
+   plugin listed, else 1 (the key is dropped without it). */
+long long ep_size(const struct rule_ctx *rc);
 
 /* FSDP is on: a truthy fsdp_config or legacy fsdp list. */
 static inline bool

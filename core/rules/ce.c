@@ -29,17 +29,8 @@ check_ce_cce_default(struct rule_ctx *rc)
 static int
 check_ce_cce_chunked(struct rule_ctx *rc)
 {
-	const struct doc_pair *pl = cfg_pair(rc, "plugins");
-	size_t i;
-	bool listed = false;
-
-	for (i = 0; pl != NULL && pl->value->kind == DOC_SEQ &&
-	    i < pl->value->n; i++)
-		if (pl->value->items[i]->kind == DOC_STR &&
-		    strstr(pl->value->items[i]->text,
-		    "CutCrossEntropyPlugin") != NULL)
-			listed = true;
-	if (!listed || !cfg_on(rc, "chunked_cross_entropy"))
+	if (!plugin_on(rc, "cut_cross_entropy") ||
+	    !cfg_on(rc, "chunked_cross_entropy"))
 		return 0;
 	return rule_report(rc, cfg_pair(rc, "chunked_cross_entropy"),
 	    "chunked_cross_entropy does not work with the CutCrossEntropy "
@@ -58,22 +49,23 @@ check_ce_liger_pair(struct rule_ctx *rc)
 	    "two losses; keep one");
 }
 
-/* ce.liger_glu_with_tiled_mlp */
+/* ce.liger_glu_with_tiled_mlp: LigerArgs.check_tiled_mlp_conflict. */
 static int
 check_ce_glu_tiled(struct rule_ctx *rc)
 {
-	if (!cfg_true(rc, "liger_glu_activation") || !cfg_true(rc, "tiled_mlp") ||
+	if (!plugin_on(rc, "liger") || !cfg_true(rc, "liger_glu_activation") ||
+	    !cfg_true(rc, "tiled_mlp") ||
 	    cfg_on(rc, "tiled_mlp_use_original_mlp"))
 		return 0;
 	return rule_report(rc, cfg_pair(rc, "tiled_mlp"), "tiled_mlp with "
 	    "liger_glu_activation needs tiled_mlp_use_original_mlp: true");
 }
 
-/* ce.liger_swiglu_renamed */
+/* ce.liger_swiglu_renamed: LigerArgs.check_deprecated_swiglu. */
 static int
 check_ce_liger_swiglu(struct rule_ctx *rc)
 {
-	if (!cfg_set(rc, "liger_swiglu"))
+	if (!plugin_on(rc, "liger") || !cfg_set(rc, "liger_swiglu"))
 		return 0;
 	if (cfg_set(rc, "liger_glu_activation"))
 		return rule_report_sev(rc, cfg_pair(rc, "liger_swiglu"), SEV_ERROR,
@@ -83,11 +75,12 @@ check_ce_liger_swiglu(struct rule_ctx *rc)
 	    "renamed liger_glu_activation");
 }
 
-/* ce.liger_token_scaling_requires_flce */
+/* ce.liger_token_scaling_requires_flce: LigerArgs'
+   check_liger_use_token_scaling_flce. */
 static int
 check_ce_token_scaling(struct rule_ctx *rc)
 {
-	if (!cfg_on(rc, "liger_use_token_scaling") ||
+	if (!plugin_on(rc, "liger") || !cfg_on(rc, "liger_use_token_scaling") ||
 	    cfg_on(rc, "liger_fused_linear_cross_entropy"))
 		return 0;
 	return rule_report(rc, cfg_pair(rc, "liger_use_token_scaling"),

@@ -61,9 +61,12 @@ check_compile_ebft(struct rule_ctx *rc)
 static int
 check_compile_options_keys(struct rule_ctx *rc)
 {
-	static const char *const ok[] = { "mode", "fullgraph", "dynamic",
-	    "backend", "triton.cudagraphs", "max_autotune",
-	    "epilogue_fusion", "shape_padding", "coordinate_descent_tuning" };
+	/* INDUCTOR_COMPILE_OPTIONS_ALLOWLIST (schemas/enums.py). */
+	static const char *const ok[] = { "coordinate_descent_tuning",
+	    "coordinate_descent_check_all_directions", "shape_padding",
+	    "epilogue_fusion", "max_autotune_gemm", "fx_graph_cache",
+	    "assume_aligned_inputs", "comprehensive_padding",
+	    "decompose_mem_bound_mm", "triton.cudagraphs" };
 	const struct doc_pair *p = cfg_pair(rc, "torch_compile_options");
 	size_t i, k;
 

@@ -70,6 +70,69 @@ node_int(const struct doc_node *v, long long *out)
 	return false;
 }
 
+bool
+node_num(const struct doc_node *v, double *out)
+{
+	if (v == NULL)
+		return false;
+	switch (v->kind) {
+	case DOC_BOOL:
+		*out = v->b ? 1.0 : 0.0;
+		return true;
+	case DOC_INT:
+		*out = (double)v->i;
+		return !v->big;
+	case DOC_FLOAT:
+		*out = v->f;
+		return true;
+	default:
+		return false;
+	}
+}
+
+bool
+node_eq(const struct doc_node *a, const struct doc_node *b)
+{
+	double x, y;
+
+	if (a == NULL || b == NULL)
+		return a == b;
+	if (node_num(a, &x) && node_num(b, &y))
+		return x == y;
+	if (a->kind != b->kind)
+		return false;
+	switch (a->kind) {
+	case DOC_NULL:
+		return true;
+	case DOC_STR:
+	case DOC_TIMESTAMP:
+		return a->len == b->len && memcmp(a->text, b->text, a->len) == 0;
+	default:
+		return a == b;
+	}
+}
+
+const char *
+node_lower(const struct doc_node *v, char *buf, size_t cap)
+{
+	size_t i;
+
+	if (cap == 0)
+		return "";
+	buf[0] = '\0';
+	if (v == NULL || v->kind == DOC_SEQ || v->kind == DOC_MAP)
+		return buf;
+	if (v->kind == DOC_NULL)
+		return "none";
+	if (v->kind == DOC_BOOL)
+		return v->b ? "true" : "false";
+	for (i = 0; i + 1 < cap && i < v->len; i++)
+		buf[i] = (char)(v->text[i] >= 'A' && v->text[i] <= 'Z' ?
+		    v->text[i] - 'A' + 'a' : v->text[i]);
+	buf[i] = '\0';
+	return buf;
+}
+
 long long
 cfg_int_of(const struct doc_pair *p, long long def)
 {
@@ -97,18 +160,42 @@ cfg_plugin(const struct rule_ctx *rc, const char *needle)
 }
 
 bool
-ep_plugin(const struct rule_ctx *rc)
+plugin_on(const struct rule_ctx *rc, const char *module)
 {
 	const struct doc_pair *pl = cfg_pair(rc, "plugins");
-	size_t i;
+	size_t i, n = strlen(module);
 
 	for (i = 0; pl != NULL && pl->value->kind == DOC_SEQ &&
-	    i < pl->value->n; i++)
-		if (pl->value->items[i]->kind == DOC_STR &&
-		    strstr(pl->value->items[i]->text, ".expert_parallel.") !=
-		    NULL)
+	    i < pl->value->n; i++) {
+		const struct doc_node *v = pl->value->items[i];
+		const char *hit;
+
+		if (v->kind != DOC_STR)
+			continue;
+		/* "<module>.Class": load_plugin retries it under
+		   axolotl.integrations. */
+		if (strncmp(v->text, module, n) == 0 && v->text[n] == '.')
 			return true;
+		for (hit = strstr(v->text, module); hit != NULL;
+		    hit = strstr(hit + 1, module))
+			if (hit > v->text && hit[-1] == '.' && hit[n] == '.')
+				return true;
+	}
 	return false;
+}
+
+bool
+ep_plugin(const struct rule_ctx *rc)
+{
+	return plugin_on(rc, "expert_parallel");
+}
+
+long long
+ep_size(const struct rule_ctx *rc)
+{
+	long long ep = cfg_int(rc, "expert_parallel_size", 1);
+
+	return ep > 1 && ep_plugin(rc) ? ep : 1;
 }
 
 const struct doc_pair *
@@ -132,28 +219,45 @@ node_version(const struct doc_node *v, long long *out)
 	return false;
 }
 
+const struct doc_node *
+fsdp_version_node(const struct rule_ctx *rc)
+{
+	static const struct doc_node one = { .kind = DOC_INT, .i = 1,
+	    .text = "1", .len = 1 };
+	const struct doc_pair *top = cfg_pair(rc, "fsdp_version");
+	const struct doc_pair *f = cfg_pair(rc, "fsdp_config");
+	const struct doc_node *v;
+
+	if (top != NULL && doc_truthy(top->value))
+		return top->value;
+	if (f == NULL || !doc_truthy(f->value) || f->value->kind != DOC_MAP)
+		return top != NULL ? top->value : NULL;
+	v = doc_map_value(f->value, "version");
+	if (v == NULL || !doc_truthy(v))
+		v = doc_map_value(f->value, "fsdp_version");
+	return v != NULL && doc_truthy(v) ? v : &one;
+}
+
 int
 fsdp_version(const struct rule_ctx *rc)
 {
-	const struct doc_pair *top = cfg_pair(rc, "fsdp_version");
-	const struct doc_pair *f = cfg_pair(rc, "fsdp_config");
-	long long v;
+	const struct doc_node *v = fsdp_version_node(rc);
+	long long n;
 
-	if (top != NULL && node_int(top->value, &v))
-		return (int)v;
-	if (top != NULL && top->value->kind == DOC_STR)
-		return top->value->text[0] == '2' ? 2 : 1;
-	if (f == NULL || !doc_truthy(f->value))
-		return cfg_on(rc, "fsdp") ? 1 : 0;
-	if (f->value->kind == DOC_MAP) {
-		const struct doc_pair *n = doc_map_get(f->value, "version");
-
-		if (n == NULL)
-			n = doc_map_get(f->value, "fsdp_version");
-		if (n != NULL && node_int(n->value, &v))
-			return (int)v;
-	}
+	if (v == NULL || v->kind == DOC_NULL)
+		return cfg_on(rc, "fsdp") || cfg_on(rc, "fsdp_config") ? 1 : 0;
+	if (node_int(v, &n))
+		return n == 2 ? 2 : n == 1 ? 1 : (int)(n > 0 && n < 100 ? n : 1);
+	if (v->kind == DOC_STR)
+		return strcmp(v->text, "2") == 0 ? 2 : 1;
 	return 1;
+}
+
+bool
+node_str_is_2(const struct doc_node *v)
+{
+	return v != NULL && ((v->kind == DOC_INT && v->i == 2 && !v->big) ||
+	    (v->kind == DOC_STR && strcmp(v->text, "2") == 0));
 }
 
 const char *
@@ -173,9 +277,11 @@ attn_backend(const struct rule_ctx *rc)
 bool
 packing_backend(const char *be)
 {
+	/* ATTN_IMPLS_SUPPORTING_PACKING (schemas/enums.py). */
 	static const char *const ok[] = { "flash_attention_2",
 	    "flash_attention_3", "flex_attention", "xformers", "sage",
-	    "kernels-community/flash-attn2", "kernels-community/flash-attn3" };
+	    "kernels-community/flash-attn2", "kernels-community/flash-attn3",
+	    "kernels-community/sage-attention" };
 	size_t i;
 
 	for (i = 0; be != NULL && i < sizeof(ok) / sizeof(ok[0]); i++)

@@ -19,9 +19,8 @@ uses_flash_lib(const char *backend)
 static long long
 cp_size(const struct rule_ctx *rc)
 {
-	long long cp = cfg_int(rc, "context_parallel_size", 0);
-
-	return cp > 0 ? cp : cfg_int(rc, "sequence_parallel_degree", 1);
+	/* The view holds sequence_parallel_degree under its new name. */
+	return cfg_int(rc, "context_parallel_size", 1);
 }
 
 /* cp.glm_dsa_exemption */
@@ -54,8 +53,10 @@ check_cp_grpo_async(struct rule_ctx *rc)
 static int
 check_cp_grpo_liger(struct rule_ctx *rc)
 {
+	/* A before-validator: it reads context_parallel_size as written
+	   (sequence_parallel_degree is mapped later). */
 	if (!cfg_is(rc, "rl", "grpo") || !cfg_sub_on(rc, "trl", "use_liger_loss") ||
-	    cfg_int(rc, "context_parallel_size", 1) <= 1)
+	    cfg_int_of(raw_pair(rc, "context_parallel_size"), 1) <= 1)
 		return 0;
 	return rule_report(rc, cfg_pair(rc, "trl"), "trl.use_liger_loss does "
 	    "not work with context parallelism in GRPO");
@@ -148,8 +149,10 @@ check_cp_ring_attn_func(struct rule_ctx *rc)
 static int
 check_cp_spd_renamed(struct rule_ctx *rc)
 {
+	const struct doc_pair *cp = raw_pair(rc, "context_parallel_size");
+
 	if (!cfg_on(rc, "sequence_parallel_degree") ||
-	    cfg_on(rc, "context_parallel_size"))
+	    (cp != NULL && doc_truthy(cp->value)))
 		return 0;
 	return rule_report(rc, cfg_pair(rc, "sequence_parallel_degree"),
 	    "sequence_parallel_degree is renamed context_parallel_size");
@@ -178,8 +181,8 @@ check_cp_world(struct rule_ctx *rc)
 
 	if (cp <= 1 || (w >= cp && w % cp == 0))
 		return 0;
-	return rule_report(rc, cfg_first(rc, "context_parallel_size",
-	    "sequence_parallel_degree"), "context_parallel_size (%lld) must "
+	return rule_report(rc, cfg_pair(rc, "context_parallel_size"),
+	    "context_parallel_size (%lld) must "
 	    "divide the number of GPUs (%lld); the launch fails building the "
 	    "device mesh", cp, w);
 }

@@ -15,7 +15,7 @@ check_ep_hardware(struct rule_ctx *rc)
 {
 	const struct gpu *g = gpu_find(rc->ctx->gpu);
 
-	if (cfg_int(rc, "expert_parallel_size", 1) <= 1 || g == NULL ||
+	if (ep_size(rc) <= 1 || g == NULL ||
 	    ((g->cc == 80 || g->cc == 90) && strcmp(g->link, "nvlink") == 0))
 		return 0;
 	return rule_report(rc, cfg_pair(rc, "expert_parallel_size"), "DeepEP expert "
@@ -28,12 +28,13 @@ static int
 check_ep_divide_world(struct rule_ctx *rc)
 {
 	const struct plan *p = rc->plan;
+	long long ep = ep_size(rc);
 
-	if (p->ep <= 1 || p->world % p->ep == 0)
+	if (ep <= 1 || p->world % ep == 0)
 		return 0;
 	return rule_report(rc, cfg_pair(rc, "expert_parallel_size"),
 	    "expert_parallel_size (%lld) does not divide the %lld GPUs",
-	    p->ep, p->world);
+	    ep, p->world);
 }
 
 /* ep.num_experts_divisible */
@@ -41,7 +42,7 @@ static int
 check_ep_num_experts(struct rule_ctx *rc)
 {
 	const struct model_def *m = model_of(rc);
-	long long ep = cfg_int(rc, "expert_parallel_size", 1);
+	long long ep = ep_size(rc);
 
 	if (ep <= 1 || m == NULL || m->num_experts <= 0 ||
 	    m->num_experts % ep == 0)
@@ -56,14 +57,15 @@ static int
 check_ep_partial(struct rule_ctx *rc)
 {
 	const struct plan *p = rc->plan;
+	long long ep = ep_size(rc);
 
-	if (p->ep <= 1 || p->ep >= p->world ||
+	if (ep <= 1 || ep >= p->world ||
 	    cfg_int(rc, "dp_shard_size", 0) > 1 || p->cp > 1 || p->tp <= 1)
 		return 0;
 	return rule_report(rc, cfg_pair(rc, "expert_parallel_size"), "expert "
 	    "parallelism over part of the GPUs (%lld of %lld) needs "
 	    "dp_shard_size or context parallelism, not tensor parallelism",
-	    p->ep, p->world);
+	    ep, p->world);
 }
 
 /* ep.product_equals_world */
@@ -75,8 +77,7 @@ check_ep_product(struct rule_ctx *rc)
 	long long prod = mul_sat(mul_sat(mul_sat(p->ep, ss > 0 ? ss : 1),
 	    p->tp), p->cp);
 
-	if (p->ep <= 1 || p->world % p->ep != 0 || prod == p->world ||
-	    !ep_plugin(rc))
+	if (ep_size(rc) <= 1 || p->world % p->ep != 0 || prod == p->world)
 		return 0;
 	return rule_report(rc, cfg_pair(rc, "expert_parallel_size"),
 	    "expert_parallel_size (%lld) x dp_shard_size (%lld) x "
@@ -89,7 +90,7 @@ check_ep_product(struct rule_ctx *rc)
 static int
 check_ep_rdma(struct rule_ctx *rc)
 {
-	if (cfg_int(rc, "expert_parallel_size", 1) <= 1 ||
+	if (ep_size(rc) <= 1 ||
 	    cfg_int(rc, "expert_parallel_num_rdma_bytes", 0) == 0)
 		return 0;
 	return rule_report(rc, cfg_pair(rc, "expert_parallel_num_rdma_bytes"),
@@ -97,37 +98,30 @@ check_ep_rdma(struct rule_ctx *rc)
 	    "needs InfiniBand between nodes");
 }
 
-/* ep.requires_plugin */
+/* ep.requires_plugin: the key is dropped without its plugin; a warning,
+   never an error about what it would have done (issue 14). */
 static int
 check_ep_requires_plugin(struct rule_ctx *rc)
 {
-	const struct doc_pair *pl = cfg_pair(rc, "plugins");
-	size_t i;
-
-	if (cfg_int(rc, "expert_parallel_size", 1) <= 1)
+	if (cfg_int(rc, "expert_parallel_size", 1) <= 1 || ep_plugin(rc))
 		return 0;
-	for (i = 0; pl != NULL && pl->value->kind == DOC_SEQ &&
-	    i < pl->value->n; i++)
-		if (pl->value->items[i]->kind == DOC_STR &&
-		    strstr(pl->value->items[i]->text,
-		    ".expert_parallel.") != NULL)
-			return 0;
 	return rule_report(rc, cfg_pair(rc, "expert_parallel_size"),
 	    "expert_parallel_size (%lld) without the ExpertParallelPlugin: "
 	    "Axolotl drops the key and runs without expert parallelism",
 	    cfg_int(rc, "expert_parallel_size", 1));
 }
 
-/* ep.size_minimum */
+/* ep.size_minimum: ExpertParallelArgs._validate (only with the plugin). */
 static int
 check_ep_size_minimum(struct rule_ctx *rc)
 {
 	const struct doc_pair *p = cfg_pair(rc, "expert_parallel_size");
+	long long v = cfg_int_of(p, 1);
 
-	if (p == NULL || p->value->kind != DOC_INT || p->value->i >= 1)
+	if (p == NULL || v >= 1 || !ep_plugin(rc))
 		return 0;
 	return rule_report(rc, p, "expert_parallel_size must be >= 1, got "
-	    "%lld", p->value->i);
+	    "%lld", v);
 }
 
 /* ep.token_capacity_minimum */
@@ -136,11 +130,12 @@ check_ep_token_capacity(struct rule_ctx *rc)
 {
 	const struct doc_pair *p = cfg_pair(rc,
 	    "expert_parallel_token_capacity");
+	long long v = cfg_int_of(p, 1);
 
-	if (p == NULL || p->value->kind != DOC_INT || p->value->i >= 1)
+	if (p == NULL || v >= 1 || !ep_plugin(rc))
 		return 0;
 	return rule_report(rc, p, "expert_parallel_token_capacity must be "
-	    ">= 1, got %lld", p->value->i);
+	    ">= 1, got %lld", v);
 }
 
 /* ep.with_tp */
@@ -149,7 +144,7 @@ check_ep_with_tp(struct rule_ctx *rc)
 {
 	const struct plan *p = rc->plan;
 
-	if (p->ep <= 1 || p->tp <= 1 ||
+	if (ep_size(rc) <= 1 || p->tp <= 1 ||
 	    !(explicit_size(rc, "dp_shard_size") > 1 || p->cp > 1))
 		return 0;
 	return rule_report(rc, cfg_pair(rc, "expert_parallel_size"),
@@ -182,7 +177,7 @@ const struct rule_row rules_ep[] = {
 	  "DeepEP RDMA buffers are on",
 	  "set expert_parallel_num_rdma_bytes: 0 on one node",
 	  check_ep_rdma },
-	{ "ep.requires_plugin", SEV_ERROR,
+	{ "ep.requires_plugin", SEV_WARNING,
 	  "expert parallelism without its plugin",
 	  "add axolotl.integrations.expert_parallel.ExpertParallelPlugin to plugins:",
 	  check_ep_requires_plugin },

@@ -173,8 +173,13 @@ static int
 check_fsdp_fsdp2_quant_rl(struct rule_ctx *rc)
 {
 	const char *rl = cfg_str(rc, "rl");
+	const struct doc_node *v = fsdp_version_node(rc);
+	double n;
 
-	if (cfg_int(rc, "fsdp_version", 0) != 2 || rl == NULL ||
+	/* OptimizationValidationMixin.check_fsdp2_base_model_quant_rl runs
+	   after the version inside fsdp_config is copied to the top, and
+	   compares it with == 2 (so "2" does not count, 2.0 does). */
+	if (!node_num(v, &n) || n != 2.0 || v->kind == DOC_BOOL || rl == NULL ||
 	    !(strcmp(rl, "dpo") == 0 || strcmp(rl, "kto") == 0 ||
 	    strcmp(rl, "orpo") == 0 || strcmp(rl, "ipo") == 0) ||
 	    !(cfg_on(rc, "load_in_8bit") || cfg_on(rc, "load_in_4bit")))
@@ -187,8 +192,12 @@ check_fsdp_fsdp2_quant_rl(struct rule_ctx *rc)
 static int
 check_fsdp_fsdp2_torch(struct rule_ctx *rc)
 {
-	if (!cfg_on(rc, "fsdp_config") || cfg_int(rc, "fsdp_version", 0) != 2 ||
-	    rc->ctx->torch >= 2070)
+	/* AxolotlConfigWCapabilities.check_fsdp_torch_version runs first of
+	   all: the top-level fsdp_version as written, str() == "2". */
+	const struct doc_pair *v = raw_pair(rc, "fsdp_version");
+
+	if (!cfg_on(rc, "fsdp_config") || v == NULL ||
+	    !node_str_is_2(v->value) || rc->ctx->torch >= 2070)
 		return 0;
 	return rule_report(rc, cfg_pair(rc, "fsdp_version"), "FSDP2 needs "
 	    "torch 2.7 or newer");
@@ -269,8 +278,11 @@ check_fsdp_pin_fsdp2(struct rule_ctx *rc)
 {
 	const struct doc_pair *p = fsdp_pair(rc, "cpu_offload_pin_memory");
 
-	if (p == NULL || p->value->kind != DOC_BOOL || p->value->b ||
-	    fsdp_version(rc) == 2)
+	/* check_fsdp2_cpu_offload_pin_memory: str(fsdp_version) != "2",
+	   after the copy from fsdp_config. */
+	if (!cfg_on(rc, "fsdp_config") || p == NULL ||
+	    p->value->kind != DOC_BOOL || p->value->b ||
+	    node_str_is_2(fsdp_version_node(rc)))
 		return 0;
 	return rule_report(rc, p, "cpu_offload_pin_memory: false needs "
 	    "fsdp_version: 2");
@@ -283,7 +295,8 @@ check_fsdp_pin_offload(struct rule_ctx *rc)
 	const struct doc_pair *p = fsdp_pair(rc, "cpu_offload_pin_memory");
 	const struct doc_pair *off = fsdp_pair(rc, "offload_params");
 
-	if (p == NULL || p->value->kind != DOC_BOOL || p->value->b ||
+	if (!cfg_on(rc, "fsdp_config") || p == NULL ||
+	    p->value->kind != DOC_BOOL || p->value->b ||
 	    (off != NULL && doc_truthy(off->value)))
 		return 0;
 	return rule_report(rc, p, "cpu_offload_pin_memory: false needs "
@@ -550,7 +563,7 @@ const struct rule_row rules_fsdp[] = {
 	  "FSDP1 is deprecated",
 	  "set fsdp_version: 2",
 	  check_fsdp_v1 },
-	{ "fsdp.version_conflict", SEV_ERROR,
+	{ "fsdp.version_conflict", SEV_WARNING,
 	  "two different fsdp_version values",
 	  "write fsdp_version once, at the top level",
 	  check_fsdp_version_conflict },

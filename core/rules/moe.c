@@ -13,7 +13,8 @@ check_moe_experts_impl(struct rule_ctx *rc)
 {
 	const char *v = cfg_str(rc, "experts_implementation");
 
-	if (v == NULL)
+	/* KernelsArgs.check_experts_implementation (the plugin's). */
+	if (v == NULL || !plugin_on(rc, "kernels"))
 		return 0;
 	if ((strcmp(v, "scattermoe") == 0 && !cfg_on(rc, "use_scattermoe")) ||
 	    (strcmp(v, "sonicmoe") == 0 && !cfg_on(rc, "use_sonicmoe")) ||
@@ -92,7 +93,13 @@ check_moe_quant_target_linear(struct rule_ctx *rc)
 static int
 check_moe_scatter_sonic(struct rule_ctx *rc)
 {
-	if (!cfg_on(rc, "use_scattermoe") || !cfg_on(rc, "use_sonicmoe"))
+	const char *eb = cfg_str(rc, "expert_backend");
+
+	/* KernelsArgs.check_mutually_exclusive, after expert_backend sets
+	   one of the two (a conflict with it is kernels.expert_backend_
+	   values'). */
+	if (!plugin_on(rc, "kernels") || eb != NULL ||
+	    !cfg_on(rc, "use_scattermoe") || !cfg_on(rc, "use_sonicmoe"))
 		return 0;
 	return rule_report(rc, cfg_pair(rc, "use_sonicmoe"),
 	    "use_scattermoe and use_sonicmoe are two MoE kernels; pick one");

@@ -45,17 +45,30 @@ check_optim_ao(struct rule_ctx *rc)
 	    "adamw_torch_%s", o, o + 9);
 }
 
+/*
+ * OptimizationValidationMixin._resolve_fsdp_version's answer is not "2"
+ * while FSDP is on (fsdp or fsdp_config truthy): the version after the
+ * copy from fsdp_config, else fsdp_config's fsdp_version, else 1.
+ */
+static bool
+fsdp_not_2(const struct rule_ctx *rc)
+{
+	const struct doc_node *v = fsdp_version_node(rc);
+
+	if (!cfg_on(rc, "fsdp") && !cfg_on(rc, "fsdp_config"))
+		return false;
+	return v == NULL || !node_str_is_2(v);
+}
+
 /* optim.flash_optimizers_sharding */
 static int
 check_optim_flash_sharding(struct rule_ctx *rc)
 {
 	const char *opt = cfg_str(rc, "optimizer");
-	int v;
 
 	if (opt == NULL || strncmp(opt, "flash_", 6) != 0)
 		return 0;
-	v = cfg_on(rc, "fsdp_config") ? fsdp_version(rc) : 0;
-	if (!cfg_on(rc, "deepspeed") && (v == 0 || v == 2))
+	if (!cfg_on(rc, "deepspeed") && !fsdp_not_2(rc))
 		return 0;
 	return rule_report(rc, cfg_pair(rc, "optimizer"), "optimizer %s "
 	    "needs DDP or FSDP2", opt);
@@ -82,17 +95,15 @@ static int
 check_optim_muon_sharding(struct rule_ctx *rc)
 {
 	const char *opt = cfg_str(rc, "optimizer");
-	int v;
 
 	if (opt == NULL || strcmp(opt, "muon") != 0)
 		return 0;
 	if (cfg_on(rc, "deepspeed"))
 		return rule_report(rc, cfg_pair(rc, "optimizer"),
 		    "optimizer muon does not work with DeepSpeed");
-	v = cfg_on(rc, "fsdp_config") ? fsdp_version(rc) : 0;
-	if (v != 0 && v != 2)
+	if (fsdp_not_2(rc))
 		return rule_report(rc, cfg_pair(rc, "optimizer"),
-		    "optimizer muon needs FSDP2, this is FSDP%d", v);
+		    "optimizer muon needs FSDP2 (fsdp_version: 2)");
 	return 0;
 }
 
@@ -101,7 +112,7 @@ static int
 check_optim_qgalore_adapter(struct rule_ctx *rc)
 {
 	if (!cfg_is(rc, "optimizer", "q_galore_adamw8bit") ||
-	    !cfg_set(rc, "adapter"))
+	    !cfg_on(rc, "adapter"))
 		return 0;
 	return rule_report(rc, cfg_pair(rc, "optimizer"),
 	    "q_galore_adamw8bit does not work with an adapter");
@@ -128,12 +139,14 @@ static int
 check_optim_qgalore_sharding(struct rule_ctx *rc)
 {
 	const struct doc_pair *uop = fsdp_pair(rc, "use_orig_params");
-	int v;
+	bool fsdp = cfg_on(rc, "fsdp") || cfg_on(rc, "fsdp_config");
 
-	if (!cfg_is(rc, "optimizer", "q_galore_adamw8bit"))
+	/* check_qgalore: an adapter first (optim.qgalore_adapter), then
+	   DeepSpeed, then FSDP: version 2 with use_orig_params: true. */
+	if (!cfg_is(rc, "optimizer", "q_galore_adamw8bit") ||
+	    cfg_on(rc, "adapter"))
 		return 0;
-	v = cfg_on(rc, "fsdp_config") ? fsdp_version(rc) : 0;
-	if (cfg_on(rc, "deepspeed") || (v != 0 && v != 2) || (v == 2 &&
+	if (cfg_on(rc, "deepspeed") || fsdp_not_2(rc) || (fsdp &&
 	    !(uop != NULL && uop->value->kind == DOC_BOOL && uop->value->b)))
 		return rule_report(rc, cfg_pair(rc, "optimizer"),
 		    "q_galore_adamw8bit needs DDP, or FSDP2 with "

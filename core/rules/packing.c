@@ -11,9 +11,14 @@
 static int
 check_packing_buffer_renamed(struct rule_ctx *rc)
 {
+	const struct doc_pair *now = raw_pair(rc,
+	    "streaming_multipack_buffer_size");
+
+	/* check_multipack_buffer_size: the old name is copied to the new one
+	   unless that is truthy too, which is refused. */
 	if (!cfg_on(rc, "pretrain_multipack_buffer_size"))
 		return 0;
-	if (cfg_set(rc, "streaming_multipack_buffer_size"))
+	if (now != NULL && doc_truthy(now->value))
 		return rule_report_sev(rc, cfg_pair(rc,
 		    "pretrain_multipack_buffer_size"), SEV_ERROR,
 		    "pretrain_multipack_buffer_size and its new name "
@@ -101,14 +106,24 @@ check_packing_kto(struct rule_ctx *rc)
 
 	if (rl == NULL || strcmp(rl, "kto") != 0)
 		return 0;
+	/* Before check_kto_config, Axolotl sets remove_unused_columns:
+	   false when unset and skip_prepare_dataset is on
+	   (check_mm_prepare), and so does the Hatchery plugin's register(). */
+	if ((ruc == NULL || ruc->value->kind == DOC_NULL) &&
+	    (cfg_on(rc, "skip_prepare_dataset") || plugin_on(rc, "hatchery")))
+		ruc = NULL;
+	else if (ruc == NULL || ruc->value->kind != DOC_BOOL || ruc->value->b)
+		ruc = ruc != NULL ? ruc : cfg_pair(rc, "rl");
+	else
+		ruc = NULL;
 	if (cfg_on(rc, "sample_packing") || cfg_on(rc, "eval_sample_packing"))
 		return rule_report(rc, cfg_pair(rc, cfg_on(rc,
 		    "sample_packing") ? "sample_packing" :
 		    "eval_sample_packing"), "rl: kto does not work with "
 		    "sample packing");
-	if (ruc == NULL || doc_truthy(ruc->value))
-		return rule_report(rc, ruc != NULL ? ruc : cfg_pair(rc, "rl"),
-		    "rl: kto needs remove_unused_columns: false");
+	if (ruc != NULL)
+		return rule_report(rc, ruc, "rl: kto needs "
+		    "remove_unused_columns: false");
 	return 0;
 }
 
@@ -161,10 +176,8 @@ check_packing_rl(struct rule_ctx *rc)
 {
 	const struct doc_pair *rl = cfg_pair(rc, "rl");
 
-	if (rl == NULL || rl->value->kind == DOC_NULL ||
+	if (rl == NULL || !doc_truthy(rl->value) ||
 	    !cfg_on(rc, "sample_packing"))
-		return 0;
-	if (rl->value->kind == DOC_BOOL && !rl->value->b)
 		return 0;
 	return rule_report(rc, cfg_pair(rc, "sample_packing"),
 	    "sample_packing does not work with rl: %s",

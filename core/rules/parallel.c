@@ -154,11 +154,14 @@ check_parallel_tp_autotp(struct rule_ctx *rc)
 	    "16-bit gathering on save", rc->plan->tp);
 }
 
-/* parallel.tp_liger_flce */
+/* parallel.tp_liger_flce: LigerArgs' check_tensor_parallel_size_liger_
+   fused_linear_cross_entropy.  Without the Liger plugin the key is dropped
+   (schema.plugin_key_without_plugin), so this is not an error then. */
 static int
 check_parallel_tp_liger_flce(struct rule_ctx *rc)
 {
-	if (!cfg_on(rc, "liger_fused_linear_cross_entropy") || tp_size(rc) <= 1)
+	if (!plugin_on(rc, "liger") ||
+	    !cfg_on(rc, "liger_fused_linear_cross_entropy") || tp_size(rc) <= 1)
 		return 0;
 	return rule_report(rc, cfg_pair(rc,
 	    "liger_fused_linear_cross_entropy"), "Liger fused linear cross "
@@ -166,11 +169,13 @@ check_parallel_tp_liger_flce(struct rule_ctx *rc)
 	    tp_size(rc));
 }
 
-/* parallel.tp_liger_rms_norm */
+/* parallel.tp_liger_rms_norm: LigerArgs' check_liger_rms_norm_tensor_
+   parallel (only with the Liger plugin). */
 static int
 check_parallel_tp_liger_rms(struct rule_ctx *rc)
 {
-	if (!cfg_on(rc, "liger_rms_norm") || tp_size(rc) <= 1)
+	if (!plugin_on(rc, "liger") || !cfg_on(rc, "liger_rms_norm") ||
+	    tp_size(rc) <= 1)
 		return 0;
 	return rule_report(rc, cfg_pair(rc, "liger_rms_norm"),
 	    "liger_rms_norm does not work with tensor_parallel_size %lld",

@@ -60,11 +60,13 @@ check_precision_bf16_gpu(struct rule_ctx *rc)
 	    "%s, which has no bf16 support", g->id);
 }
 
-/* precision.cce_requires_half */
+/* precision.cce_requires_half: CutCrossEntropyArgs.check_dtype_is_half,
+   which reads the raw values (bf16 written, not its "auto" default). */
 static int
 check_precision_cce_half(struct rule_ctx *rc)
 {
-	if (!cfg_on(rc, "cut_cross_entropy") || cfg_on(rc, "bf16") ||
+	if (!plugin_on(rc, "cut_cross_entropy") ||
+	    !cfg_on(rc, "cut_cross_entropy") || cfg_on(rc, "bf16") ||
 	    cfg_on(rc, "fp16"))
 		return 0;
 	return rule_report(rc, cfg_pair(rc, "cut_cross_entropy"),

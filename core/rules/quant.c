@@ -64,7 +64,7 @@ check_quant_kbit_adapter(struct rule_ctx *rc)
 static int
 check_quant_config_vs_bnb(struct rule_ctx *rc)
 {
-	if (!cfg_set(rc, "model_quantization_config") ||
+	if (!cfg_on(rc, "model_quantization_config") ||
 	    !(cfg_on(rc, "load_in_8bit") || cfg_on(rc, "load_in_4bit")))
 		return 0;
 	return rule_report(rc, cfg_pair(rc, "model_quantization_config"),
@@ -76,13 +76,25 @@ check_quant_config_vs_bnb(struct rule_ctx *rc)
 static int
 check_quant_qat_conflicts(struct rule_ctx *rc)
 {
-	if (!cfg_set(rc, "qat"))
+	if (!cfg_on(rc, "qat"))
 		return 0;
 	if (cfg_on(rc, "peft") || cfg_on(rc, "load_in_8bit") ||
 	    cfg_on(rc, "load_in_4bit"))
 		return rule_report(rc, cfg_pair(rc, "qat"), "qat does not work "
 		    "with peft or load_in_4bit/load_in_8bit");
 	return 0;
+}
+
+/* quant.qat_torch_version: the last of check_qat_config's refusals. */
+static int
+check_quant_qat_torch(struct rule_ctx *rc)
+{
+	if (!cfg_on(rc, "qat") || cfg_on(rc, "peft") ||
+	    cfg_on(rc, "load_in_8bit") || cfg_on(rc, "load_in_4bit") ||
+	    rc->ctx->torch >= 2060)
+		return 0;
+	return rule_report(rc, cfg_pair(rc, "qat"), "QAT needs torch 2.6 or "
+	    "newer");
 }
 
 /* quant.qat_dtype_values */
@@ -198,6 +210,10 @@ const struct rule_row rules_quant[] = {
 	  "a QAT dtype Axolotl does not know",
 	  "use int4, int8, float8_e4m3fn, fp8, float8, nvfp4 or mxfp4",
 	  check_quant_qat_dtype },
+	{ "quant.qat_torch_version", SEV_ERROR,
+	  "QAT on torch older than 2.6",
+	  "upgrade torch to 2.6 or newer",
+	  check_quant_qat_torch },
 	{ "quant.qlora_requires_4bit", SEV_ERROR,
 	  "QLoRA with the wrong quantization",
 	  "set load_in_4bit: true and unset load_in_8bit and gptq",

@@ -5,6 +5,8 @@
  */
 #include "core/rules_int.h"
 
+#include <math.h>
+
 /* save.best_requires_metric */
 static int
 check_save_best_metric(struct rule_ctx *rc)
@@ -22,20 +24,20 @@ check_save_early_stopping(struct rule_ctx *rc)
 {
 	const struct doc_pair *sv = cfg_pair(rc, "save_steps");
 	const struct doc_pair *ev = cfg_pair(rc, "eval_steps");
-	long long s, e;
+	double s, e;
 
-	if (!cfg_set(rc, "early_stopping_patience"))
+	/* ComplexValidationMixin.check_early_stopping: truthiness, then
+	   Python's save_steps % eval_steps. */
+	if (!cfg_on(rc, "early_stopping_patience"))
 		return 0;
-	if (sv == NULL || ev == NULL || sv->value->kind == DOC_NULL ||
-	    ev->value->kind == DOC_NULL)
+	if (sv == NULL || ev == NULL || !doc_truthy(sv->value) ||
+	    !doc_truthy(ev->value))
 		return rule_report(rc, cfg_pair(rc, "early_stopping_patience"),
 		    "early_stopping_patience needs save_steps and eval_steps");
-	s = cfg_int(rc, "save_steps", 0);
-	e = cfg_int(rc, "eval_steps", 0);
-	if (sv->value->kind == DOC_INT && ev->value->kind == DOC_INT &&
-	    e > 0 && s % e != 0)
-		return rule_report(rc, sv, "save_steps (%lld) must be a "
-		    "multiple of eval_steps (%lld) for early stopping", s, e);
+	if (node_num(sv->value, &s) && node_num(ev->value, &e) && e != 0.0 &&
+	    fmod(s, e) != 0.0)
+		return rule_report(rc, sv, "save_steps (%g) must be a multiple "
+		    "of eval_steps (%g) for early stopping", s, e);
 	return 0;
 }
 
