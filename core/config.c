@@ -142,6 +142,9 @@ static const struct removed {
 	{ "dataset_processes", "deprecated.dataset_processes", false, NULL,
 	  "dataset_processes is deprecated; Axolotl copies it to dataset_num_proc (unless "
 	  "that is set) and warns", "rename it to dataset_num_proc" },
+	{ "dpo_beta", "deprecated.dpo_beta", false, NULL,
+	  "dpo_beta is deprecated; Axolotl copies it to rl_beta",
+	  "rename it to rl_beta" },
 	{ "dpo_generate_during_eval", "deprecated.trl_options_removed", false,
 	  NULL, "dpo_generate_during_eval was removed (TRL 0.29); Axolotl "
 	  "refuses the config", "remove it" },
@@ -151,6 +154,12 @@ static const struct removed {
 	{ "dpo_use_logits_to_keep", "deprecated.trl_options_removed", false,
 	  NULL, "dpo_use_logits_to_keep was removed (TRL 0.29); Axolotl "
 	  "refuses the config", "remove it" },
+	{ "eval_max_new_tokens", "deprecated.eval_generation_options", false,
+	  NULL, "eval_max_new_tokens is deprecated; generation_max_new_tokens "
+	  "replaces it", "use generate_samples and generation_max_new_tokens" },
+	{ "eval_table_size", "deprecated.eval_generation_options", false, NULL,
+	  "eval_table_size is deprecated; generate_samples replaces the "
+	  "prediction table", "use generate_samples and num_generation_samples" },
 	{ "evaluation_strategy", "deprecated.evaluation_strategy", false,
 	  "eval_strategy", "evaluation_strategy is deprecated; Axolotl copies it to "
 	  "eval_strategy and warns", "rename it to eval_strategy" },

@@ -550,6 +550,12 @@ str_is_float(const char *s, size_t len)
 	return end == buf + n && n > 0;
 }
 
+bool
+ty_python_float(const char *s, size_t len)
+{
+	return str_is_float(s, len);
+}
+
 /* pydantic's str -> int: optional sign, digits (underscores between). */
 static bool
 str_is_int(const char *s, size_t len)

@@ -117,6 +117,9 @@ bool ty_explain(char *out, size_t cap, const struct ty *t,
     const struct doc_node *node, const char *path,
     const struct doc_node **at);
 
+/* Would Python's float() take s[0..len)?  (pydantic's str -> float.) */
+bool ty_python_float(const char *s, size_t len);
+
 /* The bounds in words (" >= 1", " of at least 1 item"); "" for none. */
 void ty_describe_bounds(char *out, size_t cap, const struct ty_bounds *b);
 

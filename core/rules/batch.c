@@ -6,28 +6,80 @@
  */
 #include "core/rules_int.h"
 
+#include <stdlib.h>
+
 #include "core/plan.h"
 
-/* batch.grpo_generation_divisibility and batch.grpo_world_groups share
-   the numbers: G generations per step, num_generations per prompt. */
+/* Python's int(v) for a number or a numeric string; false where int()
+   raises (a collection, null, other text). */
 static bool
+py_int(const struct doc_node *v, long long *out)
+{
+	char *end;
+
+	switch (v->kind) {
+	case DOC_BOOL:
+		*out = v->b;
+		return true;
+	case DOC_INT:
+		*out = v->i;
+		return true;
+	case DOC_FLOAT:
+		if (!(v->f > -9.2e18 && v->f < 9.2e18))
+			return false;
+		*out = (long long)v->f;
+		return true;
+	case DOC_STR:
+		*out = strtoll(v->text, &end, 10);
+		while (*end == ' ' || *end == '\t' || *end == '\n')
+			end++;
+		return end != v->text && *end == '\0';
+	default:
+		return false;
+	}
+}
+
+/*
+ * batch.grpo_generation_divisibility and batch.grpo_world_groups share the
+ * numbers of RLValidationMixin.check_grpo_batch_size_divisibility: G
+ * generations per step, num_generations per prompt.  0: not GRPO or no
+ * num_generations; 1: *g and *n set; -1: the validator itself fails on
+ * the values (a num_generations it cannot compare, a size int() refuses).
+ */
+static int
 grpo_numbers(const struct rule_ctx *rc, long long *g, long long *n)
 {
-	const struct doc_pair *ng = cfg_sub(rc, "trl", "num_generations");
-	const struct doc_pair *gb = cfg_sub(rc, "trl", "generation_batch_size");
+	const struct doc_pair *trl = cfg_pair(rc, "trl");
+	const struct doc_pair *ng, *gb;
+	long long mb = 1, ga = 1;
 
-	if (!cfg_is(rc, "rl", "grpo") || ng == NULL ||
-	    ng->value->kind != DOC_INT)
-		return false;
-	*n = ng->value->i;
-	if (gb != NULL && gb->value->kind == DOC_INT)
-		*g = gb->value->i;
-	else
-		*g = mul_sat(cfg_on(rc, "micro_batch_size") ?
-		    cfg_int(rc, "micro_batch_size", 1) : 1,
-		    cfg_on(rc, "gradient_accumulation_steps") ?
-		    cfg_int(rc, "gradient_accumulation_steps", 1) : 1);
-	return true;
+	if (!cfg_is(rc, "rl", "grpo") || trl == NULL ||
+	    !doc_truthy(trl->value))
+		return 0;
+	if (trl->value->kind != DOC_MAP)
+		return -1;
+	ng = doc_map_get(trl->value, "num_generations");
+	gb = doc_map_get(trl->value, "generation_batch_size");
+	if (ng == NULL || ng->value->kind == DOC_NULL)
+		return 0;
+	if (!(ng->value->kind == DOC_INT || ng->value->kind == DOC_BOOL ||
+	    (ng->value->kind == DOC_FLOAT && ng->value->f ==
+	    (double)(long long)ng->value->f)))
+		return -1;
+	*n = ng->value->kind == DOC_FLOAT ? (long long)ng->value->f :
+	    ng->value->kind == DOC_BOOL ? ng->value->b : ng->value->i;
+	if (*n < 2)
+		return 1;
+	if (gb != NULL && gb->value->kind != DOC_NULL)
+		return py_int(gb->value, g) ? 1 : -1;
+	if (cfg_on(rc, "micro_batch_size") &&
+	    !py_int(cfg_pair(rc, "micro_batch_size")->value, &mb))
+		return -1;
+	if (cfg_on(rc, "gradient_accumulation_steps") &&
+	    !py_int(cfg_pair(rc, "gradient_accumulation_steps")->value, &ga))
+		return -1;
+	*g = mul_sat(mb, ga);
+	return 1;
 }
 
 /* batch.batch_size_discouraged */
@@ -194,10 +246,15 @@ check_batch_world_scaling(struct rule_ctx *rc)
 static int
 check_batch_grpo_divisibility(struct rule_ctx *rc)
 {
-	long long g, n;
+	long long g = 0, n = 0;
+	int k = grpo_numbers(rc, &g, &n);
 
-	if (!grpo_numbers(rc, &g, &n))
+	if (k == 0)
 		return 0;
+	if (k < 0)
+		return rule_report(rc, cfg_pair(rc, "trl"), "Axolotl's GRPO "
+		    "batch check fails on these values: trl.num_generations and "
+		    "the batch sizes must be numbers");
 	if (n >= 2 && g % n == 0)
 		return 0;
 	return rule_report(rc, cfg_pair(rc, "trl"), n < 2 ?
@@ -229,9 +286,9 @@ check_batch_grpo_sp(struct rule_ctx *rc)
 static int
 check_batch_grpo_world(struct rule_ctx *rc)
 {
-	long long g, n, w = rc->ctx->gpus;
+	long long g = 0, n = 0, w = rc->ctx->gpus;
 
-	if (!grpo_numbers(rc, &g, &n) || n < 2 || w <= 1 ||
+	if (grpo_numbers(rc, &g, &n) != 1 || n < 2 || g % n != 0 || w <= 1 ||
 	    g >= mul_sat(n, w))
 		return 0;
 	return rule_report(rc, cfg_pair(rc, "trl"), "on %lld GPUs GRPO needs "

@@ -122,6 +122,30 @@ check_dataset_pt_max_steps(struct rule_ctx *rc)
 	    "schedule: max_steps must be set");
 }
 
+/* dataset.pretraining_group_by_length: PretrainingValidationMixin.
+   check_pretraining_w_group_by_length (a warning). */
+static int
+check_dataset_pt_group(struct rule_ctx *rc)
+{
+	if (!cfg_on(rc, "pretraining_dataset") || !cfg_on(rc, "group_by_length"))
+		return 0;
+	return rule_report(rc, cfg_pair(rc, "group_by_length"),
+	    "group_by_length makes a streamed pretraining_dataset download in "
+	    "full");
+}
+
+/* dataset.pretraining_without_streaming: DatasetValidationMixin.
+   check_pretraining_streaming_deprecation (a warning). */
+static int
+check_dataset_pt_streaming(struct rule_ctx *rc)
+{
+	if (!cfg_on(rc, "pretraining_dataset") || cfg_on(rc, "streaming"))
+		return 0;
+	return rule_report(rc, cfg_pair(rc, "pretraining_dataset"), "a "
+	    "pretraining_dataset streams without streaming: true today; a "
+	    "later Axolotl will not, so write streaming: true");
+}
+
 /* dataset.pretraining_with_tokens_per_second */
 static int
 check_dataset_pt_tps(struct rule_ctx *rc)
@@ -218,6 +242,10 @@ const struct rule_row rules_dataset[] = {
 	  "a legacy message_field_* that contradicts message_property_mappings",
 	  "keep only message_property_mappings",
 	  check_dataset_message_fields },
+	{ "dataset.pretraining_group_by_length", SEV_WARNING,
+	  "group_by_length with a pretraining_dataset",
+	  "set group_by_length: false",
+	  check_dataset_pt_group },
 	{ "dataset.pretraining_requires_max_steps", SEV_ERROR,
 	  "pretraining_dataset without max_steps",
 	  "set max_steps",
@@ -230,6 +258,10 @@ const struct rule_row rules_dataset[] = {
 	  "pretraining_dataset with val_set_size",
 	  "remove val_set_size and use test_datasets",
 	  check_dataset_pt_val },
+	{ "dataset.pretraining_without_streaming", SEV_WARNING,
+	  "pretraining_dataset without streaming: true",
+	  "write streaming: true",
+	  check_dataset_pt_streaming },
 	{ "dataset.push_requires_auth_token", SEV_ERROR,
 	  "push_dataset_to_hub without hf_use_auth_token: true",
 	  "set hf_use_auth_token: true",

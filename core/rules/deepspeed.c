@@ -147,6 +147,25 @@ check_ds_zero3_gather(struct rule_ctx *rc)
 	    "save, after training");
 }
 
+/* deepspeed.mapping_opened_as_path: with tensor_parallel_size > 1
+   (check_tensor_parallel_size_update_ds_json) or deepcompile
+   (check_deepcompile) Axolotl's validator opens deepspeed as a file,
+   which fails for a mapping written inline. */
+static int
+check_ds_mapping(struct rule_ctx *rc)
+{
+	const struct doc_pair *ds = cfg_pair(rc, "deepspeed");
+	const struct doc_pair *tp = raw_pair(rc, "tensor_parallel_size");
+
+	if (ds == NULL || ds->value->kind != DOC_MAP || ds->value->n == 0 ||
+	    !(cfg_on(rc, "deepcompile") || cfg_int_of(tp, 1) > 1))
+		return 0;
+	return rule_report(rc, ds, "deepspeed is written inline, but with %s "
+	    "Axolotl's validator opens it as a file path and fails",
+	    cfg_on(rc, "deepcompile") ? "deepcompile" :
+	    "tensor_parallel_size > 1");
+}
+
 const struct rule_row rules_deepspeed[] = {
 	{ "deepspeed.bf16_preset_requires_bf16", SEV_ERROR,
 	  "a DeepSpeed config whose hard-coded dtype contradicts the run",
@@ -156,6 +175,10 @@ const struct rule_row rules_deepspeed[] = {
 	  "a DeepSpeed config with hard-coded batch values that differ from Axolotl's",
 	  "set those JSON fields to \"auto\"",
 	  check_ds_hardcoded },
+	{ "deepspeed.mapping_opened_as_path", SEV_ERROR,
+	  "an inline DeepSpeed mapping Axolotl opens as a file",
+	  "write the DeepSpeed config to a JSON file and give its path",
+	  check_ds_mapping },
 	{ "deepspeed.optimizer_block_overrides", SEV_WARNING,
 	  "a DeepSpeed config with its own optimizer or scheduler",
 	  "remove the optimizer/scheduler block from the JSON",

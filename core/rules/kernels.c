@@ -203,12 +203,7 @@ check_kernels_nonexpert(struct rule_ctx *rc)
 static int
 check_kernels_nvfp4(struct rule_ctx *rc)
 {
-	static const char *const k[] = { "lora_mlp_kernel", "lora_qkv_kernel",
-	    "lora_o_kernel" };
 	const struct doc_pair *st = cfg_pair(rc, "nvfp4_merge_aware_start_step");
-	bool moe = backend_on(rc, "use_scattermoe", "scattermoe") ||
-	    backend_on(rc, "use_sonicmoe", "sonicmoe");
-	size_t i;
 
 	if (!plugin_on(rc, "kernels"))
 		return 0;
@@ -224,17 +219,8 @@ check_kernels_nvfp4(struct rule_ctx *rc)
 	if (!cfg_is(rc, "adapter", "lora"))
 		return rule_report(rc, cfg_pair(rc, "nvfp4_merge_aware"),
 		    "nvfp4_merge_aware needs adapter: lora");
-	for (i = 0; i < 3; i++) {
-		const struct doc_pair *p = cfg_pair(rc, k[i]);
-
-		/* Under a MoE backend with the DSV4 kernels, disable_mlp_
-		   kernel turns lora_mlp_kernel off first. */
-		if (i == 0 && moe && cfg_true(rc, "use_dsv4_kernels"))
-			continue;
-		if (p != NULL && node_is_true(p->value))
-			return rule_report(rc, p, "nvfp4_merge_aware does not "
-			    "work with %s", k[i]);
-	}
+	/* The lora_*_kernel flags are lora_kernels.nvfp4_merge_aware_
+	   conflict's. */
 	if (st != NULL && st->value->kind != DOC_NULL &&
 	    (st->value->kind == DOC_BOOL ||
 	    (st->value->kind == DOC_FLOAT && !(st->value->f > 0.0 &&
@@ -278,8 +264,7 @@ const struct rule_row rules_kernels[] = {
 	  check_kernels_nonexpert },
 	{ "kernels.nvfp4_merge_aware", SEV_ERROR,
 	  "nvfp4_merge_aware without what it needs",
-	  "use expert_backend: sonicmoe, adapter: lora and no lora_*_kernel "
-	  "flags",
+	  "use expert_backend: sonicmoe and adapter: lora",
 	  check_kernels_nvfp4 },
 };
 const size_t rules_kernels_len =

@@ -40,6 +40,47 @@ check_lora_adapter_unknown(struct rule_ctx *rc)
 	    doc_kind_name(p->value->kind));
 }
 
+/* Is token id v (an int) in the indices (an int, or a list of ints)? */
+static bool
+token_in(const struct doc_node *idx, const struct doc_node *v)
+{
+	size_t i;
+
+	if (idx->kind == DOC_SEQ) {
+		for (i = 0; i < idx->n; i++)
+			if (node_eq(idx->items[i], v))
+				return true;
+		return false;
+	}
+	return idx->kind != DOC_MAP && node_eq(idx, v);
+}
+
+/* lora.untrained_token_not_trainable: AxolotlInputConfig.
+   warn_peft_trainable_token_to_fix_untrained (a warning). */
+static int
+check_lora_untrained(struct rule_ctx *rc)
+{
+	const struct doc_pair *idx = cfg_pair(rc, "peft_trainable_token_indices");
+	const struct doc_pair *fix = cfg_pair(rc, "fix_untrained_tokens");
+	const struct doc_node *one;
+	size_t i, n;
+
+	if (idx == NULL || fix == NULL || !doc_truthy(idx->value) ||
+	    !doc_truthy(fix->value))
+		return 0;
+	n = fix->value->kind == DOC_SEQ ? fix->value->n : 1;
+	for (i = 0; i < n; i++) {
+		one = fix->value->kind == DOC_SEQ ? fix->value->items[i] :
+		    fix->value;
+		if (!token_in(idx->value, one))
+			return rule_report(rc, fix, "token %.20s is fixed by "
+			    "fix_untrained_tokens but not in "
+			    "peft_trainable_token_indices, so it is not "
+			    "trained", one->text != NULL ? one->text : "?");
+	}
+	return 0;
+}
+
 /* lora.lr_groups_with_loraplus */
 static int
 check_lora_lr_groups(struct rule_ctx *rc)
@@ -165,5 +206,9 @@ const struct rule_row rules_lora[] = {
 	  "a lora_target_modules entry that is not a valid regular expression",
 	  "fix the pattern, or write the module name plainly",
 	  check_lora_target_regex },
+	{ "lora.untrained_token_not_trainable", SEV_WARNING,
+	  "a token fix_untrained_tokens fixes that the adapter does not train",
+	  "add it to peft_trainable_token_indices",
+	  check_lora_untrained },
 };
 const size_t rules_lora_len = sizeof(rules_lora) / sizeof(rules_lora[0]);

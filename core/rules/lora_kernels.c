@@ -6,6 +6,8 @@
  */
 #include "core/rules_int.h"
 
+#include <strings.h>
+
 static bool
 kernels_on(const struct rule_ctx *rc)
 {
@@ -85,7 +87,18 @@ check_lora_kernels_8bit(struct rule_ctx *rc)
 static int
 check_lora_kernels_nvfp4(struct rule_ctx *rc)
 {
-	if (!cfg_on(rc, "nvfp4_merge_aware") || !kernel_flag_true(rc))
+	const char *eb = cfg_str(rc, "expert_backend");
+	bool moe = cfg_true(rc, "use_scattermoe") || cfg_true(rc, "use_sonicmoe") ||
+	    (eb != NULL && (strcasecmp(eb, "scattermoe") == 0 ||
+	    strcasecmp(eb, "sonicmoe") == 0));
+
+	/* KernelsArgs.check_nvfp4_merge_aware (the KernelsPlugin's), after
+	   disable_mlp_kernel turned lora_mlp_kernel off under the
+	   DeepSeek-V4 MoE kernels. */
+	if (!plugin_on(rc, "kernels") || !cfg_on(rc, "nvfp4_merge_aware") ||
+	    !(cfg_true(rc, "lora_qkv_kernel") || cfg_true(rc, "lora_o_kernel") ||
+	    (cfg_true(rc, "lora_mlp_kernel") && !(moe &&
+	    cfg_true(rc, "use_dsv4_kernels")))))
 		return 0;
 	return rule_report(rc, cfg_pair(rc, "nvfp4_merge_aware"),
 	    "nvfp4_merge_aware does not work with the LoRA kernels");

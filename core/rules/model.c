@@ -67,6 +67,17 @@ check_model_path_string(struct rule_ctx *rc)
 	return 0;
 }
 
+/* model.trust_remote_code: ModelInputConfig.hint_trust_remote_code (a
+   warning). */
+static int
+check_model_remote_code(struct rule_ctx *rc)
+{
+	if (!cfg_on(rc, "trust_remote_code"))
+		return 0;
+	return rule_report(rc, cfg_pair(rc, "trust_remote_code"),
+	    "trust_remote_code runs the model repository's own code");
+}
+
 /* model.processor_kwargs_reserved: ModelInputConfig's field validator. */
 static int
 check_model_processor_kwargs(struct rule_ctx *rc)
@@ -103,5 +114,9 @@ const struct rule_row rules_model[] = {
 	  "processor_kwargs sets revision or trust_remote_code",
 	  "set revision_of_model / trust_remote_code at the top level",
 	  check_model_processor_kwargs },
+	{ "model.trust_remote_code", SEV_WARNING,
+	  "trust_remote_code is on",
+	  "review the model repository's code first",
+	  check_model_remote_code },
 };
 const size_t rules_model_len = sizeof(rules_model) / sizeof(rules_model[0]);

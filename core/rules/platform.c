@@ -44,6 +44,28 @@ check_platform_rocm_xformers(struct rule_ctx *rc)
 	    "AMD GPUs (%s)", g->id);
 }
 
+/* platform.torch_below_minimum: AxolotlConfigWCapabilities.
+   check_min_torch_version (a warning). */
+static int
+check_platform_torch(struct rule_ctx *rc)
+{
+	if (rc->ctx->torch >= 2060)
+		return 0;
+	return rule_report(rc, NULL, "torch %d.%d is below the 2.6 Axolotl "
+	    "supports", rc->ctx->torch / 1000, rc->ctx->torch % 1000 / 10);
+}
+
+/* platform.wandb_run_id_as_name: WandbConfig.check_wandb_run (a
+   warning; it also names the run after the id). */
+static int
+check_platform_wandb(struct rule_ctx *rc)
+{
+	if (!cfg_on(rc, "wandb_run_id") || cfg_on(rc, "wandb_name"))
+		return 0;
+	return rule_report(rc, cfg_pair(rc, "wandb_run_id"), "wandb_run_id sets "
+	    "the run's id; Axolotl also uses it as the run name (wandb_name)");
+}
+
 const struct rule_row rules_platform[] = {
 	{ "platform.memory_limits_exclusive", SEV_ERROR,
 	  "max_memory and gpu_memory_limit together",
@@ -57,6 +79,14 @@ const struct rule_row rules_platform[] = {
 	  "xformers on AMD GPUs",
 	  "use sdpa or flash_attention_2",
 	  check_platform_rocm_xformers },
+	{ "platform.torch_below_minimum", SEV_WARNING,
+	  "torch older than the 2.6 Axolotl supports",
+	  "use torch 2.6 or newer",
+	  check_platform_torch },
+	{ "platform.wandb_run_id_as_name", SEV_WARNING,
+	  "wandb_run_id without wandb_name",
+	  "set wandb_name for the run's name",
+	  check_platform_wandb },
 };
 const size_t rules_platform_len =
     sizeof(rules_platform) / sizeof(rules_platform[0]);

@@ -41,6 +41,21 @@ check_save_early_stopping(struct rule_ctx *rc)
 	return 0;
 }
 
+/* save.hub_without_save: TrainingValidationMixin.check_push_save (a
+   warning). */
+static int
+check_save_hub(struct rule_ctx *rc)
+{
+	const struct doc_pair *st = cfg_pair(rc, "save_strategy");
+
+	if (!cfg_on(rc, "hub_model_id") || st == NULL ||
+	    st->value->kind == DOC_NULL || node_is(st->value, "steps") ||
+	    node_is(st->value, "epoch"))
+		return 0;
+	return rule_report(rc, st, "hub_model_id is set but save_strategy is "
+	    "not steps or epoch: nothing is pushed");
+}
+
 /* save.safetensors_false */
 static int
 check_save_safetensors(struct rule_ctx *rc)
@@ -87,6 +102,10 @@ const struct rule_row rules_save[] = {
 	  "early stopping without matching save and eval steps",
 	  "set save_steps as a multiple of eval_steps",
 	  check_save_early_stopping },
+	{ "save.hub_without_save", SEV_WARNING,
+	  "hub_model_id without checkpoints being saved",
+	  "set save_strategy: steps or epoch",
+	  check_save_hub },
 	{ "save.safetensors_false", SEV_ERROR,
 	  "save_safetensors: false",
 	  "remove save_safetensors",

@@ -45,6 +45,65 @@ import gen  # noqa: E402
 
 LAUNCH = "launch-time failures"
 NOT_STATIC = "not visible to a static check"
+VALIDATORS = "axolotl's validators"
+
+
+def vendored_validators(axolotl: str) -> list[str]:
+    """Class.method of every @model_validator / @field_validator in
+    Axolotl's schema and plugin args (the vendored tree)."""
+    import glob
+
+    src = os.path.join(axolotl, "src/axolotl")
+    files = sorted(glob.glob(os.path.join(src, "utils/schemas/*.py"))) + \
+        sorted(glob.glob(os.path.join(src, "integrations/*/args.py")))
+    out = []
+    for f in files:
+        cls = None
+        lines = open(f, encoding="utf-8").read().split("\n")
+        for i, line in enumerate(lines):
+            m = re.match(r"class (\w+)", line)
+            if m:
+                cls = m.group(1)
+            if re.search(r"@(model|field)_validator\(", line):
+                for j in range(i + 1, min(i + 4, len(lines))):
+                    m = re.search(r"def (\w+)", lines[j])
+                    if m:
+                        out.append(f"{cls}.{m.group(1)}")
+                        break
+    return out
+
+
+def check_inventory(compat: str, axolotl: str, binary: str,
+                    launch: dict[str, str]) -> list[str]:
+    """docs/compat.md lists every validator of the vendored Axolotl, and
+    every rule id it names exists (or is a listed unchecked entry)."""
+    listed: dict[str, str] = {}
+    section = ""
+    for line in open(compat, encoding="utf-8"):
+        if line.startswith("## "):
+            section = line[3:].strip().lower()
+            continue
+        m = re.match(r"\|\s*`([A-Za-z_0-9]+\.[A-Za-z_0-9]+)`\s*\|(.*)\|\s*$",
+                     line)
+        if m and section.startswith(VALIDATORS):
+            listed[m.group(1)] = m.group(2)
+    p = subprocess.run([binary, "rules", "--format", "json"],
+                       capture_output=True, text=True, check=True)
+    ids = {r["id"] for r in json.loads(p.stdout)}
+    docs = os.path.join(os.path.dirname(compat), "rules.md")
+    if os.path.exists(docs):
+        ids |= set(re.findall(r"^\| `([a-z_0-9]+\.[a-z_0-9]+)` \|",
+                              open(docs, encoding="utf-8").read(), re.M))
+    problems = [f"validator {v} is not listed in {compat}"
+                for v in vendored_validators(axolotl) if v not in listed]
+    problems += [f"{compat}: launch-time rule {r} does not exist"
+                 for r in launch if r not in ids]
+    for v, text in listed.items():
+        for rid in re.findall(r"`([a-z_0-9]+\.[a-z_0-9*]+)`", text):
+            pat = re.compile("^" + re.escape(rid).replace("\\*", ".*") + "$")
+            if not any(pat.match(i) for i in ids):
+                problems.append(f"{compat}: {v} names unknown rule {rid}")
+    return problems
 
 
 def read_compat(path: str) -> tuple[dict[str, str], list[tuple[re.Pattern, str]]]:
@@ -205,6 +264,11 @@ def main() -> int:
         print(f"conformance: no machine-readable tables in {opts.compat}",
               file=sys.stderr)
         return 2
+    problems = check_inventory(opts.compat, axolotl, opts.preflight, launch)
+    for pr in problems:
+        print(f"conformance: {pr}", file=sys.stderr)
+    if problems:
+        return 1
     t0 = time.time()
     g = gen.Generator(repo, opts.shared, axolotl, opts.seed)
     cfg_dir = os.path.join(opts.out, f"seed{opts.seed}")

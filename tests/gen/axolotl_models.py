@@ -107,8 +107,12 @@ def main() -> None:
             # An enum of other values (torch dtypes) is converted by a
             # validator before pydantic sees it: not listed.
             if all(isinstance(m.value, (str, int)) for m in cls):
-                rows.append(("enum", cls.__qualname__,
-                             *[str(m.value) for m in cls]))
+                vals = [str(m.value) for m in cls]
+                # MoraConfig.normalize_mora_type maps 1 and 6 to these
+                # members before pydantic checks them.
+                if cls.__qualname__ == "MoraType":
+                    vals += ["1", "6"]
+                rows.append(("enum", cls.__qualname__, *vals))
             continue
         rows.append(("model", name_of(cls),
                      str(cls.model_config.get("extra") or "ignore")))

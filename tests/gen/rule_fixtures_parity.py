@@ -199,6 +199,12 @@ rule("kernels.dsv4_attention_lora",
 rule("kernels.nvfp4_merge_aware",
      KERNELS + MOE + LORA + f"nvfp4_merge_aware: true  {X}",
      KERNELS + MOE + LORA + "expert_backend: sonicmoe\nnvfp4_merge_aware: true")
+rule("lora_kernels.nvfp4_merge_aware_conflict",
+     KERNELS + MOE + LORA + "expert_backend: sonicmoe\n"
+     f"nvfp4_merge_aware: true  {X}\nlora_qkv_kernel: true",
+     KERNELS + MOE + LORA + "expert_backend: sonicmoe\n"
+     "nvfp4_merge_aware: true\nlora_qkv_kernel: false",
+     drop=("base_model",))
 rule("moe.experts_implementation_fallback",
      KERNELS + MOE + f"experts_implementation: scattermoe  {X}",
      KERNELS + MOE + "use_scattermoe: true\nexperts_implementation: scattermoe",
@@ -229,6 +235,43 @@ rule("plugin.diffusion_mask_ratios",
      f"diffusion:  {X}\n  min_mask_ratio: 0.8\n  max_mask_ratio: 0.5",
      plugin("diffusion", "DiffusionPlugin") +
      "diffusion:\n  min_mask_ratio: 0.2")
+
+# ---- warnings Axolotl logs
+rule("dataset.pretraining_without_streaming",
+     PT.replace("pretraining_dataset:", f"pretraining_dataset:  {X}") +
+     "max_steps: 100", PT + "max_steps: 100\nstreaming: true",
+     drop=("datasets",))
+rule("dataset.pretraining_group_by_length",
+     PT + f"streaming: true\nmax_steps: 100\ngroup_by_length: true  {X}",
+     PT + "streaming: true\nmax_steps: 100", drop=("datasets",))
+rule("save.hub_without_save",
+     f"hub_model_id: me/model\nsave_strategy: \"no\"  {X}",
+     "hub_model_id: me/model\nsave_strategy: epoch")
+rule("train.reward_model_padding", f"reward_model: true  {X}",
+     "reward_model: true\npad_to_sequence_len: true")
+rule("model.trust_remote_code", f"trust_remote_code: true  {X}",
+     "trust_remote_code: false")
+rule("platform.torch_below_minimum", "", "", hdr="# torch: 2.5.1",
+     pass_hdr="# torch: 2.6", root=True)
+rule("platform.wandb_run_id_as_name", f"wandb_run_id: abc123  {X}",
+     "wandb_run_id: abc123\nwandb_name: my-run")
+rule("lora.untrained_token_not_trainable",
+     LORA + "peft_trainable_token_indices: [128001, 128002]\n"
+     f"fix_untrained_tokens: [128001, 128009]  {X}",
+     LORA + "peft_trainable_token_indices: [128001, 128009]\n"
+     "fix_untrained_tokens: [128001, 128009]")
+rule("deprecated.dpo_beta", f"rl: dpo\ndpo_beta: 0.1  {X}",
+     "rl: dpo\nrl_beta: 0.1")
+rule("deprecated.eval_generation_options",
+     f"val_set_size: 0.1\neval_max_new_tokens: 128  {X}",
+     "val_set_size: 0.1\ngeneration_max_new_tokens: 128")
+rule("train.learning_rate_number", f"learning_rate: fast  {X}",
+     "learning_rate: \"2e-5\"", drop=("learning_rate",))
+rule("deepspeed.mapping_opened_as_path",
+     "tensor_parallel_size: 2\n"
+     f"deepspeed:  {X}\n  zero_optimization:\n    stage: 2",
+     "tensor_parallel_size: 2\ndeepspeed: deepspeed_configs/zero2.json",
+     hdr="# gpus: 2")
 
 # ---- compile (the allowlist changed)
 rule("compile.options_disallowed_key",
