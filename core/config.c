@@ -777,7 +777,7 @@ check_value(struct report *r, const struct key_facts *facts,
 		return 0;
 	ty_describe_bounds(bw, sizeof(bw), b);
 	ty_show(got, sizeof(got), p->value);
-	snprintf(msg, sizeof(msg), "%s must be%s, got %s", k->key, bw, got);
+	snprintf(msg, sizeof(msg), "%s must %s, got %s", k->key, bw, got);
 	return type_error(r, p, p->value, k->key, NULL, msg, a);
 }
 

@@ -989,6 +989,15 @@ describe(struct out *o, const struct ty *t)
 		return;
 	case TY_UNION:
 		for (i = 0; i < t->nargs; i++) {
+			size_t k;
+
+			/* Several models read "a mapping of settings": once. */
+			for (k = 0; k < i; k++)
+				if (t->args[k]->kind == TY_MODEL &&
+				    t->args[i]->kind == TY_MODEL)
+					break;
+			if (k < i)
+				continue;
 			if (i > 0)
 				put(o, i + 1 == t->nargs ? " or " : ", ");
 			describe(o, t->args[i]);
@@ -997,41 +1006,52 @@ describe(struct out *o, const struct ty *t)
 	}
 }
 
-/* The bounds as words: " (>= 1)", " with at least 1 item". */
+/* What the bounds ask, after "must": "be >= 0 and <= 1", "have at least
+   1 item", "start with 'x'". */
 static void
 describe_bounds(struct out *o, const struct ty_bounds *b)
 {
 	char buf[64];
+	const char *sep = "be ";
 
 	if (b == NULL)
 		return;
-	if (b->min_len >= 0) {
-		snprintf(buf, sizeof(buf), " of at least %ld item%s", b->min_len,
-		    b->min_len == 1 ? "" : "s");
-		put(o, buf);
-	}
-	if (b->max_len >= 0) {
-		snprintf(buf, sizeof(buf), " of at most %ld items", b->max_len);
-		put(o, buf);
-	}
-	if (b->has_ge) {
-		snprintf(buf, sizeof(buf), " >= %g", b->ge);
-		put(o, buf);
-	}
-	if (b->has_gt) {
-		snprintf(buf, sizeof(buf), " > %g", b->gt);
-		put(o, buf);
-	}
-	if (b->has_le) {
-		snprintf(buf, sizeof(buf), " <= %g", b->le);
-		put(o, buf);
-	}
-	if (b->has_lt) {
-		snprintf(buf, sizeof(buf), " < %g", b->lt);
-		put(o, buf);
+	if (b->min_len >= 0 || b->max_len >= 0) {
+		if (b->min_len >= 0) {
+			snprintf(buf, sizeof(buf), "have at least %ld item%s%s",
+			    b->min_len, b->min_len == 1 ? "" : "s",
+			    b->max_len >= 0 ? " and " : "");
+			put(o, buf);
+		}
+		if (b->max_len >= 0) {
+			snprintf(buf, sizeof(buf), "%sat most %ld",
+			    b->min_len >= 0 ? "" : "have ", b->max_len);
+			put(o, buf);
+		}
+		return;
 	}
 	if (b->prefix != NULL) {
-		snprintf(buf, sizeof(buf), " starting with '%.40s'", b->prefix);
+		snprintf(buf, sizeof(buf), "start with '%.40s'", b->prefix);
+		put(o, buf);
+		return;
+	}
+	if (b->has_ge) {
+		snprintf(buf, sizeof(buf), "%s>= %g", sep, b->ge);
+		put(o, buf);
+		sep = " and ";
+	}
+	if (b->has_gt) {
+		snprintf(buf, sizeof(buf), "%s> %g", sep, b->gt);
+		put(o, buf);
+		sep = " and ";
+	}
+	if (b->has_le) {
+		snprintf(buf, sizeof(buf), "%s<= %g", sep, b->le);
+		put(o, buf);
+		sep = " and ";
+	}
+	if (b->has_lt) {
+		snprintf(buf, sizeof(buf), "%s< %g", sep, b->lt);
 		put(o, buf);
 	}
 }
@@ -1122,7 +1142,7 @@ explain_model(struct out *o, const struct ty_model *m,
 
 			*at = p->value;
 			ty_show(got, sizeof(got), p->value);
-			snprintf(buf, sizeof(buf), "%s must be", sp);
+			snprintf(buf, sizeof(buf), "%s must ", sp);
 			put(o, buf);
 			describe_bounds(o, f->bounds);
 			snprintf(buf, sizeof(buf), ", got %s", got);
@@ -1194,11 +1214,15 @@ explain(struct out *o, const struct ty *t, const struct doc_node *n,
 plain:
 	*at = n;
 	ty_show(got, sizeof(got), n);
-	snprintf(buf, sizeof(buf), "%s must be ", path);
-	put(o, buf);
-	describe(o, t);
-	if (kind_accepts(t, n))
+	if (kind_accepts(t, n) && t->bounds != NULL) {
+		snprintf(buf, sizeof(buf), "%s must ", path);
+		put(o, buf);
 		describe_bounds(o, t->bounds);
+	} else {
+		snprintf(buf, sizeof(buf), "%s must be ", path);
+		put(o, buf);
+		describe(o, t);
+	}
 	snprintf(buf, sizeof(buf), ", got %s", got);
 	put(o, buf);
 	return true;

@@ -120,7 +120,8 @@ bool ty_explain(char *out, size_t cap, const struct ty *t,
 /* Would Python's float() take s[0..len)?  (pydantic's str -> float.) */
 bool ty_python_float(const char *s, size_t len);
 
-/* The bounds in words (" >= 1", " of at least 1 item"); "" for none. */
+/* What the bounds ask, to follow "must": "be >= 0 and <= 1", "have at
+   least 1 item", "start with 'x'"; "" for none. */
 void ty_describe_bounds(char *out, size_t cap, const struct ty_bounds *b);
 
 /* How a value looks in a message: "the string 'x'", "a list", "null". */

@@ -20,6 +20,7 @@
 #include "core/config.h"
 #include "core/keys.h"
 #include "core/rules.h"
+#include "core/rules_int.h"
 #include "tests/fixture.h"
 
 /*
@@ -226,6 +227,173 @@ test_rules__fail_fixture_fires_where_marked(void **state)
 			    path, want[i], got[i]);
 	arena_fini(&a);
 	free(text);
+}
+
+/* Append code point cp to out as UTF-8. */
+static size_t
+put_utf8(char *out, unsigned long cp)
+{
+	if (cp < 0x80) {
+		out[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		out[0] = (char)(0xc0 | cp >> 6);
+		out[1] = (char)(0x80 | (cp & 0x3f));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		out[0] = (char)(0xe0 | cp >> 12);
+		out[1] = (char)(0x80 | (cp >> 6 & 0x3f));
+		out[2] = (char)(0x80 | (cp & 0x3f));
+		return 3;
+	}
+	out[0] = (char)(0xf0 | cp >> 18);
+	out[1] = (char)(0x80 | (cp >> 12 & 0x3f));
+	out[2] = (char)(0x80 | (cp >> 6 & 0x3f));
+	out[3] = (char)(0x80 | (cp & 0x3f));
+	return 4;
+}
+
+/* Python's unicode_escape decoding of s into out (UTF-8); its length. */
+static size_t
+unescape(char *out, const char *s)
+{
+	size_t n = 0;
+
+	while (*s != '\0') {
+		int digits = 0;
+
+		if (*s != '\\') {
+			out[n++] = *s++;
+			continue;
+		}
+		s++;
+		switch (*s) {
+		case 'x': digits = 2; break;
+		case 'u': digits = 4; break;
+		case 'U': digits = 8; break;
+		case 'n': out[n++] = '\n'; s++; continue;
+		case 't': out[n++] = '\t'; s++; continue;
+		case 'r': out[n++] = '\r'; s++; continue;
+		default: out[n++] = *s++; continue;
+		}
+		{
+			char hex[9] = { 0 };
+
+			memcpy(hex, s + 1, (size_t)digits);
+			n += put_utf8(out + n, strtoul(hex, NULL, 16));
+			s += 1 + digits;
+		}
+	}
+	out[n] = '\0';
+	return n;
+}
+
+/*
+ * lora.target_modules_regex's check agrees with Python's re.compile() on
+ * every pattern of tests/fixtures/rules/pyre.tsv (tests/gen/pyre_cases.py
+ * ran them through Python).
+ */
+static void
+test_rules__pyre_matches_python(void **state)
+{
+	char *text = fixture_read("tests/fixtures/rules/pyre.tsv", NULL), *p;
+	size_t checked = 0;
+
+	(void)state;
+	assert_non_null(text);
+	for (p = text; p != NULL && *p != '\0';) {
+		char *nl = strchr(p, '\n'), *tab, pat[512], why[96];
+		size_t len;
+		bool want, got;
+
+		if (nl != NULL)
+			*nl = '\0';
+		tab = strrchr(p, '\t');
+		if (*p != '#' && tab != NULL) {
+			*tab = '\0';
+			want = tab[1] == '1';
+			len = unescape(pat, p);
+			got = pyre_valid(pat, len, why, sizeof(why));
+			if (got != want)
+				fail_msg("pattern '%s': Python %s, preflight %s "
+				    "(%s)", p, want ? "accepts" : "refuses",
+				    got ? "accepts" : "refuses", why);
+			checked++;
+		}
+		p = nl != NULL ? nl + 1 : NULL;
+	}
+	free(text);
+	assert_true(checked >= 100);
+}
+
+/* The line of the first finding of rule in a check of text on gpus, or
+   0 when it does not fire. */
+static unsigned
+fires_at(const char *text, long gpus, const char *rule)
+{
+	struct context ctx;
+	struct limits lim;
+	struct arena a;
+	struct err e = { 0 };
+	struct report *r;
+	unsigned line = 0;
+	size_t i;
+
+	context_default(&ctx);
+	ctx.gpus = gpus;
+	limits_default(&lim);
+	arena_init(&a, (size_t)64 << 20);
+	if (check_run(&r, text, strlen(text), &ctx, &lim, &a, &e) != 0)
+		fail_msg("%s", e.msg);
+	for (i = 0; i < r->nfindings && line == 0; i++)
+		if (strcmp(r->findings[i].rule, rule) == 0)
+			line = r->findings[i].line;
+	arena_fini(&a);
+	return line;
+}
+
+/*
+ * Renamed keys are mapped the way Axolotl maps them before its validators
+ * look (deprecated_view): the rules of the new name see the old key, and
+ * report at its line; the rename findings stay.
+ */
+static void
+test_rules__renamed_keys_are_mapped(void **state)
+{
+	static const char base[] =
+	    "base_model: HuggingFaceTB/SmolLM2-135M\n"
+	    "learning_rate: 1.0e-4\n"
+	    "datasets:\n  - path: mhenrichsen/alpaca_2k_test\n"
+	    "    type: alpaca\n"
+	    "micro_batch_size: 1\n"
+	    "gradient_accumulation_steps: 1\n";	/* 7 lines */
+	char text[1024];
+
+	(void)state;
+	snprintf(text, sizeof(text), "%ssequence_parallel_degree: 2\n",
+	    base);
+	assert_int_equal(fires_at(text, 2, "cp.requires_flash_attention"), 8);
+	assert_int_equal(fires_at(text, 2,
+	    "cp.sequence_parallel_degree_renamed"), 8);
+	/* context_parallel_size wins when it is set. */
+	snprintf(text, sizeof(text), "%sattn_implementation: sdpa\n"
+	    "sequence_parallel_degree: 2\ncontext_parallel_size: 1\n", base);
+	assert_int_equal(fires_at(text, 2, "cp.requires_flash_attention"), 0);
+	snprintf(text, sizeof(text), "%sval_set_size: 0.1\neval_steps: 10\n"
+	    "evaluation_strategy: epoch\n", base);
+	assert_int_equal(fires_at(text, 1, "eval.strategy_steps_mismatch"), 10);
+	assert_int_equal(fires_at(text, 1, "deprecated.evaluation_strategy"),
+	    10);
+	snprintf(text, sizeof(text), "%snoisy_embedding_alpha: -1\n", base);
+	assert_int_equal(fires_at(text, 1, "train.neftune_alpha_positive"), 8);
+	/* A before-validator sees the key as written: GRPO + Liger + CP reads
+	   context_parallel_size, not sequence_parallel_degree. */
+	snprintf(text, sizeof(text), "%sattn_implementation: "
+	    "flash_attention_2\nrl: grpo\ntrl:\n  use_liger_loss: true\n"
+	    "sequence_parallel_degree: 2\n", base);
+	assert_int_equal(fires_at(text, 2, "cp.grpo_liger_loss"), 0);
 }
 
 /* Misspellings from the corpus and common ones get the right key. */
@@ -644,6 +812,8 @@ main(void)
 		cmocka_unit_test(test_rules__suggestion_equals_brute_force),
 		cmocka_unit_test(test_rules__every_key_and_alias_is_known),
 		cmocka_unit_test(test_rules__catalog_covers_rules_md),
+		cmocka_unit_test(test_rules__pyre_matches_python),
+		cmocka_unit_test(test_rules__renamed_keys_are_mapped),
 	};
 	const struct rule_def *all;
 	struct CMUnitTest *t;
