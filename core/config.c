@@ -535,14 +535,16 @@ fsdp2_bnb(struct report *r, const struct doc_node *root, struct arena *a)
 	const struct doc_pair *ver = doc_map_get(root, "fsdp_version");
 	const struct doc_node *v = ver != NULL ? ver->value : NULL;
 
+	/* An after-validator: fsdp_config is an FSDPConfig, truthy even
+	   when written empty. */
 	if (opt == NULL || opt->value->kind != DOC_STR || cfg == NULL ||
-	    !doc_truthy(cfg->value))
+	    cfg->value->kind == DOC_NULL)
 		return 0;
 	if (strcmp(opt->value->text, "adamw_8bit") != 0 &&
 	    strcmp(opt->value->text, "adamw_bnb_8bit") != 0)
 		return 0;
 	/* The version may also be written inside fsdp_config. */
-	if ((v == NULL || v->kind == DOC_NULL) && cfg->value->kind == DOC_MAP) {
+	if ((v == NULL || !doc_truthy(v)) && cfg->value->kind == DOC_MAP) {
 		const struct doc_pair *nv = doc_map_get(cfg->value,
 		    "fsdp_version");
 
@@ -585,30 +587,174 @@ datasets_required(struct report *r, const struct doc_node *root,
 	    "pretraining_dataset is set; Axolotl refuses the config");
 }
 
+/* Is the plugin that owns k listed under plugins:? */
+static bool
+plugin_listed(const struct doc_node *plugins, const struct key_def *k)
+{
+	char module[96];
+	size_t i;
+
+	if (plugins == NULL || plugins->kind != DOC_SEQ)
+		return false;
+	snprintf(module, sizeof(module), ".%s.", k->plugin);
+	for (i = 0; i < plugins->n; i++) {
+		const struct doc_node *p = plugins->items[i];
+
+		if (p->kind != DOC_STR)
+			continue;
+		/* "<module>.Class" too: load_plugin retries it under
+		   axolotl.integrations. */
+		if ((k->plugin_class != NULL &&
+		    strcmp(p->text, k->plugin_class) == 0) ||
+		    strstr(p->text, module) != NULL ||
+		    (strncmp(p->text, module + 1, strlen(module) - 1) == 0))
+			return true;
+	}
+	return false;
+}
+
+
 /*
  * schema.required: a field without a default (base_model, learning_rate)
  * that the config does not write; pydantic answers "Field required".
  * Under its alias too, when it has one.
  */
 static int
-required_keys(struct report *r, const struct doc_node *root, struct arena *a)
+required_keys(struct report *r, const struct key_facts *facts,
+    const struct doc_node *root, const struct doc_node *plugins,
+    struct arena *a)
 {
 	const struct rule_def *rd = rules_find("schema.required");
-	size_t i;
+	size_t i, k;
 	int rv;
 
-	for (i = 0; i < keys_table_len; i++) {
-		const struct key_def *k = &keys_table[i];
+	/* A listed plugin's model may have required fields of its own. */
+	for (i = 0; i < schema_plugins_len; i++) {
+		const struct ty_model *m = plugin_model(facts,
+		    schema_plugins[i].module);
+		struct key_def probe = { .plugin = schema_plugins[i].module };
 
-		if (k->def == NULL || strcmp(k->def, "(required)") != 0 ||
-		    doc_map_get(root, k->key) != NULL || (k->alias != NULL &&
-		    doc_map_get(root, k->alias) != NULL))
+		if (m == NULL || !plugin_listed(plugins, &probe))
+			continue;
+		for (k = 0; k < m->nfields; k++) {
+			if (!m->fields[k].required ||
+			    doc_map_get(root, m->fields[k].field) != NULL)
+				continue;
+			rv = report_add(r, a, rd->id, rd->severity, "",
+			    root->loc.line, root->loc.col, rd->hint, "%s is "
+			    "required with the %s plugin and not set; Axolotl "
+			    "refuses the config", m->fields[k].field,
+			    schema_plugins[i].module);
+			if (rv != 0)
+				return rv;
+		}
+	}
+
+	for (i = 0; i < keys_table_len; i++) {
+		const struct key_def *kd = &keys_table[i];
+
+		if (kd->def == NULL || strcmp(kd->def, "(required)") != 0 ||
+		    doc_map_get(root, kd->key) != NULL || (kd->alias != NULL &&
+		    doc_map_get(root, kd->alias) != NULL))
 			continue;
 		rv = report_add(r, a, rd->id, rd->severity, "", root->loc.line,
 		    root->loc.col, rd->hint, "%s is required and not set; "
-		    "Axolotl refuses the config", k->key);
+		    "Axolotl refuses the config", kd->key);
 		if (rv != 0)
 			return rv;
+	}
+	return 0;
+}
+
+/*
+ * schema.plugin_not_loadable: Axolotl's load_plugin splits an entry at its
+ * last '.' into module and class and getattr()s the class; it swallows
+ * only an ImportError.  So an entry without a '.', the bare
+ * axolotl.integrations package, or a known integration module with
+ * another name than its plugin class fail the config (an unknown module
+ * is skipped with a logged error, and is not reported here).
+ */
+static int
+check_plugins(struct report *r, const struct doc_node *plugins,
+    struct arena *a)
+{
+	const struct rule_def *rd = rules_find("schema.plugin_not_loadable");
+	const char *mods[64];
+	size_t mlens[64], nmods = 0;
+	size_t i, k;
+	int rv;
+
+	if (plugins == NULL || plugins->kind != DOC_SEQ)
+		return 0;
+	for (i = 0; i < plugins->n; i++) {
+		const struct doc_node *v = plugins->items[i];
+		const char *dot, *mod, *want = NULL;
+		size_t mlen;
+		bool again = false;
+
+		if (v->kind != DOC_STR)
+			continue;	/* schema.type's */
+		dot = strrchr(v->text, '.');
+		if (dot != NULL && (size_t)(dot - v->text) ==
+		    strlen("axolotl.integrations") &&
+		    strncmp(v->text, "axolotl.integrations", 20) == 0)
+			dot = NULL;
+		if (dot == NULL) {
+			rv = report_add(r, a, rd->id, rd->severity, "plugins",
+			    v->loc.line, v->loc.col, rd->hint, "plugin "
+			    "'%.80s' is not module.Class; Axolotl's plugin "
+			    "loader fails on it", v->text);
+			if (rv != 0)
+				return rv;
+			continue;
+		}
+		mod = v->text;
+		mlen = (size_t)(dot - v->text);
+		if (mlen > 21 && strncmp(mod, "axolotl.integrations.", 21) == 0) {
+			mod += 21;
+			mlen -= 21;
+		}
+		for (k = 0; k < keys_table_len && want == NULL; k++) {
+			const struct key_def *kd = &keys_table[k];
+
+			if (kd->plugin != NULL && kd->plugin_class != NULL &&
+			    strlen(kd->plugin) == mlen &&
+			    strncmp(kd->plugin, mod, mlen) == 0)
+				want = strrchr(kd->plugin_class, '.') + 1;
+		}
+		if (want == NULL)
+			continue;	/* not an integration preflight knows */
+		if (strcmp(dot + 1, want) != 0) {
+			rv = report_add(r, a, rd->id, rd->severity, "plugins",
+			    v->loc.line, v->loc.col, rd->hint, "plugin "
+			    "'%.80s': the %.*s integration's plugin class is %s; "
+			    "Axolotl's plugin loader fails on another name",
+			    v->text, (int)mlen, mod, want);
+			if (rv != 0)
+				return rv;
+			continue;
+		}
+		/* The same integration under two spellings: two plugins whose
+		   args models become duplicate base classes. */
+		for (k = 0; k < nmods; k++)
+			if (mlens[k] == mlen && strncmp(mods[k], mod, mlen) == 0)
+				again = true;
+		for (k = 0; again && k < i; k++)
+			if (plugins->items[k]->kind == DOC_STR &&
+			    strcmp(plugins->items[k]->text, v->text) == 0)
+				again = false;	/* the same string: one plugin */
+		if (again) {
+			rv = report_add(r, a, rd->id, rd->severity, "plugins",
+			    v->loc.line, v->loc.col, rd->hint, "plugin "
+			    "'%.80s' is the %.*s integration listed a second "
+			    "time under another name; Axolotl fails merging its "
+			    "settings twice", v->text, (int)mlen, mod);
+			if (rv != 0)
+				return rv;
+		} else if (nmods < 64) {
+			mods[nmods] = mod;
+			mlens[nmods++] = mlen;
+		}
 	}
 	return 0;
 }
@@ -626,29 +772,6 @@ facts_slot(const struct key_facts *f, const char *key)
 		    strcmp(f->slots[h].name, key) == 0)
 			return &f->slots[h];
 	return NULL;
-}
-
-/* Is the plugin that owns k listed under plugins:? */
-static bool
-plugin_listed(const struct doc_node *plugins, const struct key_def *k)
-{
-	char module[96];
-	size_t i;
-
-	if (plugins == NULL || plugins->kind != DOC_SEQ)
-		return false;
-	snprintf(module, sizeof(module), ".%s.", k->plugin);
-	for (i = 0; i < plugins->n; i++) {
-		const struct doc_node *p = plugins->items[i];
-
-		if (p->kind != DOC_STR)
-			continue;
-		if ((k->plugin_class != NULL &&
-		    strcmp(p->text, k->plugin_class) == 0) ||
-		    strstr(p->text, module) != NULL)
-			return true;
-	}
-	return false;
 }
 
 
@@ -694,14 +817,21 @@ type_error(struct report *r, const struct doc_pair *p,
 }
 
 /*
- * fsdp_config as FSDPConfig sees it: OptimizationValidationMixin.
- * check_fsdp_config_kwargs_prefix first drops the deprecated fsdp_ prefix
- * of its keys (not of fsdp_version), a later key winning.  Returns m
- * itself when no key has the prefix; NULL without memory.
+ * fsdp_config as FSDPConfig sees it.  Before it, Axolotl's
+ * check_fsdp_version_in_fsdp_config copies the version between the top and
+ * fsdp_config.fsdp_version (so a nested "version", an alias the model
+ * reads only when fsdp_version is absent, no longer counts: with a truthy
+ * top-level fsdp_version it is ignored, else it is moved to fsdp_version),
+ * and check_fsdp_config_kwargs_prefix drops the deprecated fsdp_ prefix of
+ * the keys (not of fsdp_version), a later key winning.  Returns m itself
+ * when nothing changes; NULL without memory.
  */
 static const struct doc_node *
-fsdp_unprefixed(const struct doc_node *m, struct arena *a)
+fsdp_as_validated(const struct doc_node *m, const struct doc_node *root,
+    struct arena *a)
 {
+	const struct doc_node *top = doc_map_value(root, "fsdp_version");
+	bool top_on = top != NULL && doc_truthy(top);
 	struct doc_node *v;
 	struct doc_pair *pairs;
 	size_t i, n = 0, k;
@@ -709,8 +839,9 @@ fsdp_unprefixed(const struct doc_node *m, struct arena *a)
 
 	for (i = 0; i < m->n; i++)
 		if (m->pairs[i].key->kind == DOC_STR &&
-		    strncmp(m->pairs[i].key->text, "fsdp_", 5) == 0 &&
-		    strcmp(m->pairs[i].key->text, "fsdp_version") != 0)
+		    ((strncmp(m->pairs[i].key->text, "fsdp_", 5) == 0 &&
+		    strcmp(m->pairs[i].key->text, "fsdp_version") != 0) ||
+		    strcmp(m->pairs[i].key->text, "version") == 0))
 			any = true;
 	if (!any)
 		return m;
@@ -722,16 +853,26 @@ fsdp_unprefixed(const struct doc_node *m, struct arena *a)
 	for (i = 0; i < m->n; i++) {
 		struct doc_pair pr = m->pairs[i];
 		const char *t = pr.key->text;
+		const char *name = NULL;
 
-		if (pr.key->kind == DOC_STR && strncmp(t, "fsdp_", 5) == 0 &&
+		if (pr.key->kind == DOC_STR && strcmp(t, "version") == 0) {
+			if (top_on || doc_map_get(m, "fsdp_version") != NULL ||
+			    !doc_truthy(pr.value))
+				continue;	/* no longer read */
+			name = "fsdp_version";
+		} else if (pr.key->kind == DOC_STR &&
+		    strncmp(t, "fsdp_", 5) == 0 &&
 		    strcmp(t, "fsdp_version") != 0) {
+			name = t + 5;
+		}
+		if (name != NULL) {
 			struct doc_node *key = ARENA_NEW(a, struct doc_node, 1);
 
 			if (key == NULL)
 				return NULL;
 			*key = *pr.key;
-			key->text = t + 5;
-			key->len = pr.key->len - 5;
+			key->text = name;
+			key->len = strlen(name);
 			pr.key = key;
 		}
 		for (k = 0; k < n; k++)
@@ -752,7 +893,8 @@ fsdp_unprefixed(const struct doc_node *m, struct arena *a)
 /* A top-level value against its key's type and Field() constraints. */
 static int
 check_value(struct report *r, const struct key_facts *facts,
-    const struct key_def *k, const struct doc_pair *p, struct arena *a)
+    const struct doc_node *root, const struct key_def *k,
+    const struct doc_pair *p, struct arena *a)
 {
 	const struct ty *t = facts->types[k - keys_table];
 	const struct ty_bounds *b = facts->bounds[k - keys_table];
@@ -760,7 +902,7 @@ check_value(struct report *r, const struct key_facts *facts,
 	char want[256], got[96], msg[400], bw[96];
 
 	if (v->kind == DOC_MAP && strcmp(k->key, "fsdp_config") == 0) {
-		v = fsdp_unprefixed(v, a);
+		v = fsdp_as_validated(v, root, a);
 		if (v == NULL)
 			return ERR_NOMEM;
 	}
@@ -913,12 +1055,14 @@ config_check(struct report *r, const struct doc *d, struct arena *a)
 			continue;
 		rv = strcmp(k->key, "datasets") == 0 && p->value->kind == DOC_SEQ ?
 		    check_datasets(r, facts, d->root, p, a) :
-		    check_value(r, facts, k, p, a);
+		    check_value(r, facts, d->root, k, p, a);
 		if (rv != 0)
 			return rv;
 	}
 	rv = fsdp2_bnb(r, d->root, a);
 	if (rv == 0)
 		rv = datasets_required(r, d->root, a);
-	return rv != 0 ? rv : required_keys(r, d->root, a);
+	if (rv == 0)
+		rv = check_plugins(r, plugins, a);
+	return rv != 0 ? rv : required_keys(r, facts, d->root, plugins, a);
 }

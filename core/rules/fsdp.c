@@ -443,26 +443,27 @@ check_fsdp_version_only_nested(struct rule_ctx *rc)
 	    "fsdp_version, so write it there");
 }
 
-/* fsdp.version_values */
+/* fsdp.version_values: the version accelerate's FSDP plugin gets: the
+   top-level fsdp_version once the one in fsdp_config is copied there. */
 static int
 check_fsdp_version_values(struct rule_ctx *rc)
 {
+	const struct doc_node *v = fsdp_version_node(rc);
 	const struct doc_pair *ps[3];
+	long long n;
 	size_t i;
-	long long v;
 
+	if (v == NULL || v->kind == DOC_NULL || (node_version(v, &n) &&
+	    (n == 1 || n == 2)))
+		return 0;
 	ps[0] = cfg_pair(rc, "fsdp_version");
 	ps[1] = fsdp_pair(rc, "version");
 	ps[2] = fsdp_pair(rc, "fsdp_version");
-	for (i = 0; i < 3; i++) {
-		if (ps[i] == NULL || ps[i]->value->kind == DOC_NULL)
-			continue;
-		if (node_version(ps[i]->value, &v) && (v == 1 || v == 2))
-			continue;
-		return rule_report(rc, ps[i], "fsdp_version must be 1 or 2, "
-		    "got %.40s", ps[i]->value->text != NULL ?
-		    ps[i]->value->text : "a collection");
-	}
+	for (i = 0; i < 3; i++)
+		if (ps[i] != NULL && ps[i]->value == v)
+			return rule_report(rc, ps[i], "fsdp_version must be 1 or "
+			    "2, got %.40s", v->text != NULL ? v->text :
+			    "a collection");
 	return 0;
 }
 

@@ -273,6 +273,14 @@ rule("deepspeed.mapping_opened_as_path",
      "tensor_parallel_size: 2\ndeepspeed: deepspeed_configs/zero2.json",
      hdr="# gpus: 2")
 
+rule("schema.plugin_not_loadable",
+     "plugins:\n  - axolotl.integrations.liger.LigerPlugin\n"
+     f"  - axolotl.integrations.liger.LigerArgs  {X}\n  - custom_plugin  {X}\n"
+     f"  - liger.LigerPlugin  {X}",
+     "plugins:\n  - axolotl.integrations.liger.LigerPlugin\n"
+     "  - axolotl.integrations.liger.LigerPlugin\n"
+     "  - my_company.plugins.Custom")
+
 # ---- compile (the allowlist changed)
 rule("compile.options_disallowed_key",
      f"torch_compile: true\ntorch_compile_options:\n  shape_padding: true\n"
