@@ -175,6 +175,7 @@ rules_run(struct report *r, const struct doc *d, const struct context *ctx,
     const struct plan *plan, struct arena *a)
 {
 	const struct catalog *c = catalog();
+	const struct doc_node *renamed;
 	struct rule_ctx rc;
 	size_t i;
 	int rv;
@@ -186,11 +187,14 @@ rules_run(struct report *r, const struct doc *d, const struct context *ctx,
 	rc.a = a;
 	if (c == NULL)
 		return ERR_NOMEM;	/* the per-process catalog */
-	rv = deprecated_view(&rc.root, d->root, a);
+	rv = deprecated_view(&renamed, d->root, a);
+	if (rv == 0)
+		rv = parsed_view(&rc.parsed, renamed, a);
 	if (rv != 0)
 		return rv;
 	for (i = 0; i < c->nrun; i++) {
 		rc.rule = c->run[i].rule;
+		rc.root = renamed;
 		rv = c->run[i].fn(&rc);
 		if (rv != 0)
 			return rv;

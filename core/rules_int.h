@@ -57,6 +57,9 @@ struct rule_ctx {
 	const struct doc_node *root;	/* the config mapping, renamed keys
 					   mapped (deprecated_view) */
 	const struct doc_node *raw;	/* the config mapping as written */
+	const struct doc_node *parsed;	/* root with the numbers and booleans
+					   written as strings parsed
+					   (parsed_view), for use_parsed() */
 	const struct context *ctx;	/* where it runs */
 	const struct plan *plan;	/* Axolotl's derived plan */
 	const struct rule_def *rule;	/* the row being run */
@@ -86,6 +89,20 @@ static inline const struct doc_pair *
 cfg_pair(const struct rule_ctx *rc, const char *key)
 {
 	return doc_map_get(rc->root, key);
+}
+
+/*
+ * For a rule that models a validator running after pydantic parsed the
+ * values (an after-validator) or a launch-time step (which reads the
+ * validated config): from here on rc->root holds a number or boolean
+ * written as a string ("2", "false") the way pydantic parsed it for the
+ * field's type.  Other rules, like Axolotl's before-validators, see the
+ * string.  rules_run() gives each rule the unparsed view again.
+ */
+static inline void
+use_parsed(struct rule_ctx *rc)
+{
+	rc->root = rc->parsed;
 }
 
 /* The top-level pair for key as written (renamed keys not mapped): what
@@ -276,6 +293,15 @@ int deprecated_view(const struct doc_node **out, const struct doc_node *root,
  * says why (core/rules/pyre.c).
  */
 bool pyre_valid(const char *s, size_t n, char *why, size_t cap);
+
+/*
+ * *out gets root with each top-level string a bool, int or float field
+ * parses to replaced by that value (where the field's type takes no
+ * string); root itself when there is none.  0 or ERR_NOMEM
+ * (core/rules/context.c).
+ */
+int parsed_view(const struct doc_node **out, const struct doc_node *root,
+    struct arena *a);
 
 /* An FSDP version written as 1, 2, "1" or "2" into *out. */
 bool node_version(const struct doc_node *v, long long *out);

@@ -15,7 +15,10 @@
 static int
 check_attn_flash_optimum(struct rule_ctx *rc)
 {
-	const struct doc_pair *bf = cfg_pair(rc, "bf16");
+	const struct doc_pair *bf;
+
+	use_parsed(rc);  /* an after-validator */
+	bf = cfg_pair(rc, "bf16");
 
 	if (!cfg_true(rc, "flash_optimum"))
 		return 0;
@@ -31,7 +34,10 @@ check_attn_flash_optimum(struct rule_ctx *rc)
 static int
 check_attn_flex_torch(struct rule_ctx *rc)
 {
-	const char *be = attn_backend(rc);
+	const char *be;
+
+	use_parsed(rc);  /* an after-validator */
+	be = attn_backend(rc);
 
 	if (be == NULL || strcmp(be, "flex_attention") != 0 ||
 	    rc->ctx->torch >= 2060)
@@ -44,7 +50,10 @@ check_attn_flex_torch(struct rule_ctx *rc)
 static int
 check_attn_fp8(struct rule_ctx *rc)
 {
-	const struct gpu *g = the_gpu(rc);
+	const struct gpu *g;
+
+	use_parsed(rc);  /* an after-validator */
+	g = the_gpu(rc);
 
 	if (!cfg_is(rc, "attn_implementation", "fp8"))
 		return 0;
@@ -62,7 +71,10 @@ check_attn_fp8(struct rule_ctx *rc)
 static int
 check_attn_fused_mlp_lora(struct rule_ctx *rc)
 {
-	const char *ad = cfg_str(rc, "adapter");
+	const char *ad;
+
+	use_parsed(rc);  /* an after-validator */
+	ad = cfg_str(rc, "adapter");
 
 	if (!cfg_on(rc, "flash_attn_fuse_mlp"))
 		return 0;
@@ -172,8 +184,12 @@ check_attn_legacy_with_impl(struct rule_ctx *rc)
 static int
 check_attn_sage_cc(struct rule_ctx *rc)
 {
-	const struct gpu *g = the_gpu(rc);
-	const char *be = attn_backend(rc);
+	const struct gpu *g;
+	const char *be;
+
+	use_parsed(rc);  /* an after-validator */
+	g = the_gpu(rc);
+	be = attn_backend(rc);
 
 	if (be == NULL || strcmp(be, "sage") != 0 || g == NULL)
 		return 0;
@@ -202,7 +218,10 @@ check_attn_sage_fft(struct rule_ctx *rc)
 static int
 check_attn_scaling_softmax(struct rule_ctx *rc)
 {
-	const char *be = attn_backend(rc);
+	const char *be;
+
+	use_parsed(rc);  /* an after-validator */
+	be = attn_backend(rc);
 
 	if (!cfg_on(rc, "scaling_softmax") ||
 	    (be != NULL && strcmp(be, "flex_attention") == 0))

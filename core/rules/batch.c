@@ -183,6 +183,8 @@ check_batch_flattening_auto(struct rule_ctx *rc)
 static int
 check_batch_flattening_mbs1(struct rule_ctx *rc)
 {
+	use_parsed(rc);  /* an after-validator */
+
 	if (!cfg_true(rc, "batch_flattening") || rc->plan->micro_batch_size != 1)
 		return 0;
 	return rule_report(rc, cfg_pair(rc, "batch_flattening"), "batch_flattening "
@@ -193,7 +195,10 @@ check_batch_flattening_mbs1(struct rule_ctx *rc)
 static int
 check_batch_flattening_varlen(struct rule_ctx *rc)
 {
-	const char *be = attn_backend(rc);
+	const char *be;
+
+	use_parsed(rc);  /* an after-validator */
+	be = attn_backend(rc);
 
 	if (!cfg_true(rc, "batch_flattening") || packing_backend(be))
 		return 0;
@@ -206,6 +211,8 @@ check_batch_flattening_varlen(struct rule_ctx *rc)
 static int
 check_batch_flattening_packing(struct rule_ctx *rc)
 {
+	use_parsed(rc);  /* an after-validator */
+
 	if (!cfg_true(rc, "batch_flattening") || !cfg_on(rc, "sample_packing"))
 		return 0;
 	return rule_report(rc, cfg_pair(rc, "batch_flattening"),

@@ -92,7 +92,10 @@ check_compile_options_keys(struct rule_ctx *rc)
 static int
 check_compile_options_need(struct rule_ctx *rc)
 {
-	const struct doc_pair *tc = cfg_pair(rc, "torch_compile");
+	const struct doc_pair *tc;
+
+	use_parsed(rc);  /* an after-validator */
+	tc = cfg_pair(rc, "torch_compile");
 
 	if (!cfg_set(rc, "torch_compile_options") || (tc != NULL &&
 	    (doc_truthy(tc->value))))

@@ -7,9 +7,13 @@
 
 #include <limits.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "core/arena.h"
+#include "core/keys.h"
 #include "core/plan.h"
+#include "core/types.h"
 
 /* A finding of the running rule at p (NULL: the root), formatted once. */
 static int
@@ -272,6 +276,97 @@ attn_backend(const struct rule_ctx *rc)
 		if (cfg_on(rc, plan_legacy_attn[i].flag))
 			return plan_legacy_attn[i].impl;
 	return NULL;
+}
+
+/*
+ * *out gets the node pydantic makes of the string v for a field of type
+ * `type`, or NULL when it stays a string (the type takes strings, or v is
+ * no bool or number).  0 or ERR_NOMEM.
+ */
+static int
+parse_as(struct doc_node **out, const char *type, const struct doc_node *v,
+    struct arena *a)
+{
+	static const char *const yes[] = { "true", "yes", "on", "t", "y", "1" };
+	static const char *const no[] = { "false", "no", "off", "f", "n", "0" };
+	bool is_bool = false, b = false, is_num = false, is_int = false;
+	char buf[16], *end;
+	double f = 0.0;
+	size_t i;
+
+	*out = NULL;
+	if (type == NULL || strstr(type, "str") != NULL ||
+	    strstr(type, "Literal") != NULL)
+		return 0;
+	node_lower(v, buf, sizeof(buf));
+	for (i = 0; strstr(type, "bool") != NULL && i < 6; i++)
+		if (strcmp(buf, yes[i]) == 0 || strcmp(buf, no[i]) == 0) {
+			is_bool = true;
+			b = strcmp(buf, yes[i]) == 0;
+		}
+	if (!is_bool && (strstr(type, "int") != NULL ||
+	    strstr(type, "float") != NULL)) {
+		f = strtod(v->text, &end);
+		is_num = end != v->text && *end == '\0' &&
+		    ty_python_float(v->text, v->len);
+		is_int = is_num && strstr(type, "int") != NULL &&
+		    f == (double)(long long)f && f > -9.2e18 && f < 9.2e18;
+	}
+	if (!is_bool && !is_num)
+		return 0;
+	*out = ARENA_NEW(a, struct doc_node, 1);
+	if (*out == NULL)
+		return ERR_NOMEM;
+	**out = *v;
+	(*out)->kind = is_bool ? DOC_BOOL : is_int ? DOC_INT : DOC_FLOAT;
+	(*out)->b = b;
+	(*out)->i = is_int ? (long long)f : 0;
+	(*out)->f = f;
+	return 0;
+}
+
+int
+parsed_view(const struct doc_node **out, const struct doc_node *root,
+    struct arena *a)
+{
+	struct doc_node *view = NULL;
+	size_t i;
+	int rv;
+
+	*out = root;
+	for (i = 0; i < root->n; i++) {
+		const struct doc_pair *p = &root->pairs[i];
+		const struct key_def *k;
+		struct doc_node *n;
+
+		if (p->value->kind != DOC_STR || p->key->kind != DOC_STR)
+			continue;
+		k = keys_find(p->key->text);
+		if (k == NULL)
+			continue;
+		rv = parse_as(&n, k->type, p->value, a);
+		if (rv != 0)
+			return rv;
+		if (n == NULL)
+			continue;
+		if (view == NULL) {
+			struct doc_pair *pairs = ARENA_NEW(a, struct doc_pair,
+			    root->n);
+
+			view = ARENA_NEW(a, struct doc_node, 1);
+			if (view == NULL || pairs == NULL)
+				return ERR_NOMEM;
+			*view = *root;
+			memcpy(pairs, root->pairs, root->n * sizeof(pairs[0]));
+			view->pairs = pairs;
+		}
+		view->pairs[i].value = n;
+	}
+	if (view != NULL) {
+		doc_map_index(view, a);
+		*out = view;
+	}
+	return 0;
 }
 
 bool

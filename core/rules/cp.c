@@ -91,8 +91,12 @@ check_cp_loss_note(struct rule_ctx *rc)
 static int
 check_cp_packing_mbs(struct rule_ctx *rc)
 {
-	long long cp = cfg_int(rc, "context_parallel_size", 1);
-	long long mbs = cfg_int(rc, "micro_batch_size", 1);
+	long long cp;
+	long long mbs;
+
+	use_parsed(rc);  /* an after-validator */
+	cp = cfg_int(rc, "context_parallel_size", 1);
+	mbs = cfg_int(rc, "micro_batch_size", 1);
 
 	if (cp <= 1 || cfg_on(rc, "use_glm_dsa_kernels") ||
 	    !cfg_on(rc, "sample_packing") || mbs <= 1)
@@ -106,9 +110,14 @@ check_cp_packing_mbs(struct rule_ctx *rc)
 static int
 check_cp_requires_flash(struct rule_ctx *rc)
 {
-	long long cp = cfg_int(rc, "context_parallel_size", 1);
-	const char *be = attn_backend(rc);
-	const struct doc_pair *at = cfg_pair(rc, "attn_implementation");
+	long long cp;
+	const char *be;
+	const struct doc_pair *at;
+
+	use_parsed(rc);  /* an after-validator */
+	cp = cfg_int(rc, "context_parallel_size", 1);
+	be = attn_backend(rc);
+	at = cfg_pair(rc, "attn_implementation");
 
 	if (cp <= 1 || cfg_on(rc, "use_glm_dsa_kernels") ||
 	    uses_flash_lib(be))
@@ -177,7 +186,10 @@ check_cp_ssm_hybrid(struct rule_ctx *rc)
 static int
 check_cp_world(struct rule_ctx *rc)
 {
-	long long cp = cp_size(rc), w = rc->ctx->gpus;
+	long long cp, w = rc->ctx->gpus;
+
+	use_parsed(rc);  /* launch-time: the validated config */
+	cp = cp_size(rc);
 
 	if (cp <= 1 || (w >= cp && w % cp == 0))
 		return 0;

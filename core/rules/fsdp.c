@@ -119,6 +119,8 @@ check_fsdp_enum_values(struct rule_ctx *rc)
 static int
 check_fsdp_falcon(struct rule_ctx *rc)
 {
+	use_parsed(rc);  /* an after-validator */
+
 	if (!doc_text_has_ci(cfg_str(rc, "base_model"), "falcon") ||
 	    !cfg_on(rc, "fsdp"))
 		return 0;
@@ -151,6 +153,8 @@ check_fsdp_fp32_classes(struct rule_ctx *rc)
 static int
 check_fsdp_fp32_norms_v2(struct rule_ctx *rc)
 {
+	use_parsed(rc);  /* an after-validator */
+
 	if (!cfg_on(rc, "fp32_norms") || !cfg_set(rc, "fsdp_config") ||
 	    fsdp_version(rc) == 2)
 		return 0;
@@ -162,6 +166,8 @@ check_fsdp_fp32_norms_v2(struct rule_ctx *rc)
 static int
 check_fsdp_fp32_norms_config(struct rule_ctx *rc)
 {
+	use_parsed(rc);  /* an after-validator */
+
 	if (!cfg_on(rc, "fp32_norms") || cfg_set(rc, "fsdp_config"))
 		return 0;
 	return rule_report(rc, cfg_pair(rc, "fp32_norms"),
@@ -307,6 +313,8 @@ check_fsdp_pin_offload(struct rule_ctx *rc)
 static int
 check_fsdp_relora(struct rule_ctx *rc)
 {
+	use_parsed(rc);  /* an after-validator */
+
 	if (!cfg_on(rc, "relora") || !(cfg_set(rc, "fsdp") ||
 	    cfg_set(rc, "fsdp_config") || cfg_set(rc, "deepspeed")))
 		return 0;

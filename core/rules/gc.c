@@ -18,6 +18,8 @@ reentrant(const struct rule_ctx *rc)
 static int
 check_gc_offload_requires_gc(struct rule_ctx *rc)
 {
+	use_parsed(rc);  /* an after-validator */
+
 	if (!cfg_on(rc, "activation_offloading") ||
 	    cfg_on(rc, "gradient_checkpointing"))
 		return 0;
@@ -88,6 +90,8 @@ check_gc_layer_offloading(struct rule_ctx *rc)
 static int
 check_gc_mpt(struct rule_ctx *rc)
 {
+	use_parsed(rc);  /* an after-validator */
+
 	if (!doc_text_has_ci(cfg_str(rc, "base_model"), "mpt") ||
 	    !cfg_on(rc, "gradient_checkpointing"))
 		return 0;
@@ -99,6 +103,8 @@ check_gc_mpt(struct rule_ctx *rc)
 static int
 check_gc_nemotron_h(struct rule_ctx *rc)
 {
+	use_parsed(rc);  /* an after-validator */
+
 	if (!doc_text_has_ci(cfg_str(rc, "base_model"), "nemotron-h") ||
 	    !cfg_on(rc, "gradient_checkpointing") ||
 	    cfg_on(rc, "sample_packing"))
@@ -155,9 +161,12 @@ check_gc_selective_matmul(struct rule_ctx *rc)
 {
 	static const char *const ops[] = { "aten::mm", "aten::addmm",
 	    "aten::matmul", "aten::bmm" };
-	const struct doc_pair *save = cfg_sub(rc, "selective_checkpointing",
-	    "save");
+	const struct doc_pair *save;
 	size_t i, k;
+
+	use_parsed(rc);  /* an after-validator */
+	save = cfg_sub(rc, "selective_checkpointing",
+	    "save");
 
 	if (save == NULL || save->value->kind != DOC_SEQ || !cfg_set(rc, "adapter"))
 		return 0;
@@ -179,6 +188,8 @@ check_gc_selective_matmul(struct rule_ctx *rc)
 static int
 check_gc_selective_offload(struct rule_ctx *rc)
 {
+	use_parsed(rc);  /* an after-validator */
+
 	if (!cfg_on(rc, "selective_checkpointing") ||
 	    !cfg_on(rc, "activation_offloading") ||
 	    cfg_is(rc, "activation_offloading", "hidden_states"))
@@ -192,6 +203,8 @@ check_gc_selective_offload(struct rule_ctx *rc)
 static int
 check_gc_selective_gc(struct rule_ctx *rc)
 {
+	use_parsed(rc);  /* an after-validator */
+
 	if (!cfg_on(rc, "selective_checkpointing") ||
 	    cfg_on(rc, "gradient_checkpointing"))
 		return 0;
@@ -203,6 +216,8 @@ check_gc_selective_gc(struct rule_ctx *rc)
 static int
 check_gc_selective_reentrant(struct rule_ctx *rc)
 {
+	use_parsed(rc);  /* an after-validator */
+
 	if (!cfg_on(rc, "selective_checkpointing") || !reentrant(rc))
 		return 0;
 	return rule_report(rc, cfg_pair(rc, "selective_checkpointing"),

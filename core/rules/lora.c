@@ -97,7 +97,10 @@ check_lora_lr_groups(struct rule_ctx *rc)
 static int
 check_lora_onebitllms(struct rule_ctx *rc)
 {
-	const char *ad = cfg_str(rc, "adapter");
+	const char *ad;
+
+	use_parsed(rc);  /* an after-validator */
+	ad = cfg_str(rc, "adapter");
 
 	if (!cfg_on(rc, "use_onebitllms") || ad == NULL ||
 	    !(strcmp(ad, "lora") == 0 || strcmp(ad, "qlora") == 0))
@@ -135,7 +138,10 @@ check_lora_layers_unfrozen(struct rule_ctx *rc)
 static int
 check_lora_relora(struct rule_ctx *rc)
 {
-	const struct doc_pair *ad = cfg_pair(rc, "adapter");
+	const struct doc_pair *ad;
+
+	use_parsed(rc);  /* an after-validator */
+	ad = cfg_pair(rc, "adapter");
 
 	if (!cfg_on(rc, "relora"))
 		return 0;

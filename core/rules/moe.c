@@ -109,7 +109,10 @@ check_moe_scatter_sonic(struct rule_ctx *rc)
 static int
 check_moe_target_params_dropout(struct rule_ctx *rc)
 {
-	const struct doc_pair *d = cfg_pair(rc, "lora_dropout");
+	const struct doc_pair *d;
+
+	use_parsed(rc);  /* an after-validator */
+	d = cfg_pair(rc, "lora_dropout");
 
 	if (!cfg_on(rc, "lora_target_parameters") || d == NULL ||
 	    !doc_truthy(d->value))

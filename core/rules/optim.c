@@ -78,8 +78,12 @@ check_optim_flash_sharding(struct rule_ctx *rc)
 static int
 check_optim_fsdp1_offload_8bit(struct rule_ctx *rc)
 {
-	const char *opt = cfg_str(rc, "optimizer");
-	const struct doc_pair *off = fsdp_pair(rc, "offload_params");
+	const char *opt;
+	const struct doc_pair *off;
+
+	use_parsed(rc);  /* an after-validator */
+	opt = cfg_str(rc, "optimizer");
+	off = fsdp_pair(rc, "offload_params");
 
 	if (!cfg_on(rc, "fsdp_config") || opt == NULL ||
 	    strstr(opt, "8bit") == NULL || off == NULL ||

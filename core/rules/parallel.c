@@ -160,6 +160,8 @@ check_parallel_tp_autotp(struct rule_ctx *rc)
 static int
 check_parallel_tp_liger_flce(struct rule_ctx *rc)
 {
+	use_parsed(rc);  /* an after-validator */
+
 	if (!plugin_on(rc, "liger") ||
 	    !cfg_on(rc, "liger_fused_linear_cross_entropy") || tp_size(rc) <= 1)
 		return 0;

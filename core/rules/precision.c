@@ -114,7 +114,10 @@ check_precision_fp8_fsdp_ac(struct rule_ctx *rc)
 static int
 check_precision_fp8_gpu(struct rule_ctx *rc)
 {
-	const struct gpu *g = the_gpu(rc);
+	const struct gpu *g;
+
+	use_parsed(rc);  /* an after-validator */
+	g = the_gpu(rc);
 
 	if (!cfg_on(rc, "fp8") || g == NULL || g->cc == 0 || g->cc >= 90)
 		return 0;

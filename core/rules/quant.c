@@ -131,9 +131,14 @@ check_quant_qat_dtype(struct rule_ctx *rc)
 static int
 check_quant_qlora_4bit(struct rule_ctx *rc)
 {
-	const char *ad = cfg_str(rc, "adapter");
-	bool b8 = cfg_on(rc, "load_in_8bit"), gptq = cfg_on(rc, "gptq");
-	bool b4 = cfg_on(rc, "load_in_4bit");
+	const char *ad;
+	bool b8, gptq, b4;
+
+	use_parsed(rc);  /* an after-validator */
+	ad = cfg_str(rc, "adapter");
+	b8 = cfg_on(rc, "load_in_8bit");
+	gptq = cfg_on(rc, "gptq");
+	b4 = cfg_on(rc, "load_in_4bit");
 
 	if (ad == NULL || strcmp(ad, "qlora") != 0)
 		return 0;

@@ -95,6 +95,8 @@ check_rl_gdpo(struct rule_ctx *rc)
 static int
 check_rl_simpo_warmup(struct rule_ctx *rc)
 {
+	use_parsed(rc);  /* an after-validator */
+
 	if (!cfg_is(rc, "rl", "simpo") || !cfg_on(rc, "warmup_ratio"))
 		return 0;
 	return rule_report(rc, cfg_pair(rc, "warmup_ratio"), "the simpo "

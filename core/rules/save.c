@@ -22,9 +22,13 @@ check_save_best_metric(struct rule_ctx *rc)
 static int
 check_save_early_stopping(struct rule_ctx *rc)
 {
-	const struct doc_pair *sv = cfg_pair(rc, "save_steps");
-	const struct doc_pair *ev = cfg_pair(rc, "eval_steps");
+	const struct doc_pair *sv;
+	const struct doc_pair *ev;
 	double s, e;
+
+	use_parsed(rc);  /* an after-validator */
+	sv = cfg_pair(rc, "save_steps");
+	ev = cfg_pair(rc, "eval_steps");
 
 	/* ComplexValidationMixin.check_early_stopping: truthiness, then
 	   Python's save_steps % eval_steps. */

@@ -15,7 +15,9 @@ one rule; they are drawn from what Axolotl's schema says:
 * keys are removed, booleans toggled, values swapped with another example's;
 * distributed settings are combined (FSDP1/FSDP2 spelled the ways Axolotl
   reads them, DeepSpeed presets and unknown paths, tensor/context/expert
-  parallel sizes and the deprecated sequence_parallel_degree, plugins).
+  parallel sizes and the deprecated sequence_parallel_degree, plugins);
+* a number or boolean is written as a string, which pydantic converts but
+  a validator reading the raw value may not.
 
 Same seed, same configs. The first line of each file is the oracle's
 `# ctx:` comment.
@@ -346,9 +348,20 @@ class Generator:
                                        "max-autotune", "SIZE_BASED_WRAP"])
         d[k] = m
 
+    def m_quote(self, r, d):
+        """A number or boolean written as a string ("2", "true"), as
+        pydantic's lax mode takes it for a number or bool field."""
+        keys = [k for k, v in d.items()
+                if isinstance(v, (bool, int, float)) and v is not None]
+        if not keys:
+            return
+        k = r.choice(keys)
+        v = d[k]
+        d[k] = ("true" if v else "false") if isinstance(v, bool) else str(v)
+
     MUTATIONS = [(m_set, 40), (m_drop, 12), (m_toggle, 8), (m_swap, 8),
                  (m_plugin, 6), (m_fsdp, 8), (m_deepspeed, 5),
-                 (m_parallel, 8), (m_rl, 4), (m_nested, 6)]
+                 (m_parallel, 8), (m_rl, 4), (m_nested, 6), (m_quote, 3)]
 
     def one(self, i: int) -> tuple[str, Ctx, dict]:
         r = random.Random(f"{self.seed}:{i}")

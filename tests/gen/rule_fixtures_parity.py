@@ -281,6 +281,9 @@ rule("schema.plugin_not_loadable",
      "  - axolotl.integrations.liger.LigerPlugin\n"
      "  - my_company.plugins.Custom")
 
+rule("schema.string_compared_as_number",
+     f"tensor_parallel_size: \"1\"  {X}", "tensor_parallel_size: 1")
+
 # ---- compile (the allowlist changed)
 rule("compile.options_disallowed_key",
      f"torch_compile: true\ntorch_compile_options:\n  shape_padding: true\n"
