@@ -303,6 +303,12 @@ bool pyre_valid(const char *s, size_t n, char *why, size_t cap);
 int parsed_view(const struct doc_node **out, const struct doc_node *root,
     struct arena *a);
 
+/*
+ * Whether v is a string pydantic takes for a bool (true/false, yes/no,
+ * on/off, t/f, y/n, 1/0, any case); *b (when not NULL) gets the value.
+ */
+bool py_bool_word(const struct doc_node *v, bool *b);
+
 /* An FSDP version written as 1, 2, "1" or "2" into *out. */
 bool node_version(const struct doc_node *v, long long *out);
 

@@ -396,6 +396,43 @@ test_rules__renamed_keys_are_mapped(void **state)
 	assert_int_equal(fires_at(text, 2, "cp.grpo_liger_loss"), 0);
 }
 
+/*
+ * The after-validators' rules see values as pydantic parsed them: a bool
+ * or number written as a string counts as that bool or number, while a
+ * Literal's own value stays a string.
+ */
+static void
+test_rules__values_as_pydantic_parses_them(void **state)
+{
+	static const char base[] =
+	    "base_model: HuggingFaceTB/SmolLM2-135M\n"
+	    "learning_rate: 1.0e-4\n"
+	    "datasets:\n  - path: mhenrichsen/alpaca_2k_test\n"
+	    "    type: alpaca\n"
+	    "micro_batch_size: 1\n"
+	    "gradient_accumulation_steps: 1\n";	/* 7 lines */
+	static const char *const bools[] = { "'TRUE'", "'yes'", "'On'",
+	    "'t'", "'N'", "'0'", "'1'", "'false'" };
+	char text[1024];
+	size_t i;
+
+	(void)state;
+	snprintf(text, sizeof(text), "%scontext_parallel_size: '2'\n", base);
+	assert_int_equal(fires_at(text, 2, "cp.requires_flash_attention"), 8);
+	snprintf(text, sizeof(text), "%scontext_parallel_size: '1'\n", base);
+	assert_int_equal(fires_at(text, 2, "cp.requires_flash_attention"), 0);
+	for (i = 0; i < sizeof(bools) / sizeof(bools[0]); i++) {
+		snprintf(text, sizeof(text), "%sbf16: %s\n", base, bools[i]);
+		assert_int_equal(fires_at(text, 1,
+		    "precision.bf16_full_rejected"), 0);
+		assert_int_equal(fires_at(text, 1, "schema.type"), 0);
+	}
+	snprintf(text, sizeof(text), "%sbf16: 'full'\n", base);
+	assert_int_equal(fires_at(text, 1, "precision.bf16_full_rejected"), 8);
+	snprintf(text, sizeof(text), "%sbf16: 'AUTO'\n", base);
+	assert_int_equal(fires_at(text, 1, "precision.bf16_full_rejected"), 8);
+}
+
 /* Misspellings from the corpus and common ones get the right key. */
 static void
 test_rules__typos_get_the_right_suggestion(void **state)
@@ -814,6 +851,7 @@ main(void)
 		cmocka_unit_test(test_rules__catalog_covers_rules_md),
 		cmocka_unit_test(test_rules__pyre_matches_python),
 		cmocka_unit_test(test_rules__renamed_keys_are_mapped),
+		cmocka_unit_test(test_rules__values_as_pydantic_parses_them),
 	};
 	const struct rule_def *all;
 	struct CMUnitTest *t;

@@ -5,6 +5,7 @@
  */
 #include "core/rules_int.h"
 
+#include <ctype.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -283,33 +284,93 @@ attn_backend(const struct rule_ctx *rc)
  * `type`, or NULL when it stays a string (the type takes strings, or v is
  * no bool or number).  0 or ERR_NOMEM.
  */
+bool
+py_bool_word(const struct doc_node *v, bool *b)
+{
+	static const char *const yes[] = { "true", "yes", "on", "t", "y", "1" };
+	static const char *const no[] = { "false", "no", "off", "f", "n", "0" };
+	char buf[8];
+	size_t i;
+
+	if (v == NULL || v->kind != DOC_STR || v->len >= sizeof(buf))
+		return false;
+	node_lower(v, buf, sizeof(buf));
+	for (i = 0; i < 6; i++)
+		if (strcmp(buf, yes[i]) == 0 || strcmp(buf, no[i]) == 0) {
+			if (b != NULL)
+				*b = strcmp(buf, yes[i]) == 0;
+			return true;
+		}
+	return false;
+}
+
+/* Whether the type string lists v (a string) as one of its Literal values. */
+static bool
+literal_value(const char *type, const struct doc_node *v)
+{
+	const char *p = type;
+
+	while ((p = strchr(p, '\'')) != NULL) {
+		if (strncmp(p + 1, v->text, v->len) == 0 && p[1 + v->len] == '\'')
+			return true;
+		p = strchr(p + 1, '\'');
+		if (p == NULL)
+			break;
+		p++;
+	}
+	return false;
+}
+
+/*
+ * Whether the type string names the type `word` (an identifier outside
+ * the quoted Literal values: "int" is not in Literal['interleave']).
+ */
+static bool
+type_has(const char *type, const char *word)
+{
+	size_t n = strlen(word);
+	const char *p = type;
+
+	while (*p != '\0') {
+		if (*p == '\'' || *p == '"') {
+			const char *q = strchr(p + 1, *p);
+
+			if (q == NULL)
+				return false;
+			p = q + 1;
+			continue;
+		}
+		if ((p == type || !(isalnum((unsigned char)p[-1]) ||
+		    p[-1] == '_')) && strncmp(p, word, n) == 0 &&
+		    !(isalnum((unsigned char)p[n]) || p[n] == '_'))
+			return true;
+		p++;
+	}
+	return false;
+}
+
 static int
 parse_as(struct doc_node **out, const char *type, const struct doc_node *v,
     struct arena *a)
 {
-	static const char *const yes[] = { "true", "yes", "on", "t", "y", "1" };
-	static const char *const no[] = { "false", "no", "off", "f", "n", "0" };
 	bool is_bool = false, b = false, is_num = false, is_int = false;
-	char buf[16], *end;
+	char *end;
 	double f = 0.0;
-	size_t i;
 
 	*out = NULL;
-	if (type == NULL || strstr(type, "str") != NULL ||
-	    strstr(type, "Literal") != NULL)
+	/* A Literal's own value stays a string; another one is parsed as
+	   the union's bool or number (pydantic's lax mode). */
+	if (type == NULL || v->kind != DOC_STR ||
+	    type_has(type, "str") || literal_value(type, v))
 		return 0;
-	node_lower(v, buf, sizeof(buf));
-	for (i = 0; strstr(type, "bool") != NULL && i < 6; i++)
-		if (strcmp(buf, yes[i]) == 0 || strcmp(buf, no[i]) == 0) {
-			is_bool = true;
-			b = strcmp(buf, yes[i]) == 0;
-		}
-	if (!is_bool && (strstr(type, "int") != NULL ||
-	    strstr(type, "float") != NULL)) {
+	if (type_has(type, "bool"))
+		is_bool = py_bool_word(v, &b);
+	if (!is_bool && (type_has(type, "int") ||
+	    type_has(type, "float"))) {
 		f = strtod(v->text, &end);
 		is_num = end != v->text && *end == '\0' &&
 		    ty_python_float(v->text, v->len);
-		is_int = is_num && strstr(type, "int") != NULL &&
+		is_int = is_num && type_has(type, "int") &&
 		    f == (double)(long long)f && f > -9.2e18 && f < 9.2e18;
 	}
 	if (!is_bool && !is_num)

@@ -41,7 +41,9 @@ check_precision_bf16_full(struct rule_ctx *rc)
 {
 	const char *v = cfg_str(rc, "bf16");
 
-	if (v == NULL || strcmp(v, "auto") == 0)
+	/* pydantic reads "true", "no", "1"... as the bool. */
+	if (v == NULL || strcmp(v, "auto") == 0 ||
+	    py_bool_word(cfg_pair(rc, "bf16")->value, NULL))
 		return 0;
 	return rule_report(rc, cfg_pair(rc, "bf16"), "bf16 takes true, false "
 	    "or auto, got '%.40s'", v);

@@ -8,7 +8,9 @@ the agreement table:
 
   both reject / both accept      agreement
   preflight-only, documented     every error is a launch-time failure listed
-                                 in docs/compat.md ("Launch-time failures")
+                                 in docs/compat.md ("Launch-time failures",
+                                 or "On the Ray workers" when the config
+                                 sets use_ray)
   preflight-only, undocumented   a false error: fails the run
   oracle-only, not static        the oracle's error is listed in
                                  docs/compat.md ("Not visible to a static
@@ -44,6 +46,7 @@ sys.path.insert(0, HERE)
 import gen  # noqa: E402
 
 LAUNCH = "launch-time failures"
+RAY = "on the ray workers"
 NOT_STATIC = "not visible to a static check"
 VALIDATORS = "axolotl's validators"
 
@@ -106,12 +109,15 @@ def check_inventory(compat: str, axolotl: str, binary: str,
     return problems
 
 
-def read_compat(path: str) -> tuple[dict[str, str], list[tuple[re.Pattern, str]]]:
-    """The two machine-read tables of docs/compat.md: launch-time rules
-    (rule id -> why) and the oracle errors no static check can see
-    (regex -> why)."""
+def read_compat(path: str) -> tuple[dict[str, str], list[tuple[re.Pattern, str]],
+                                   dict[str, str]]:
+    """The machine-read tables of docs/compat.md: launch-time rules
+    (rule id -> why), the oracle errors no static check can see
+    (regex -> why) and the rules that are launch-time with use_ray
+    (rule id -> why)."""
     rules: dict[str, str] = {}
     pats: list[tuple[re.Pattern, str]] = []
+    ray: dict[str, str] = {}
     section = ""
     for line in open(path, encoding="utf-8"):
         if line.startswith("## "):
@@ -124,7 +130,25 @@ def read_compat(path: str) -> tuple[dict[str, str], list[tuple[re.Pattern, str]]
             rules[m.group(1)] = m.group(2)
         elif section.startswith(NOT_STATIC):
             pats.append((re.compile(m.group(1)), m.group(2)))
-    return rules, pats
+        elif section.startswith(RAY):
+            ray[m.group(1)] = m.group(2)
+    return rules, pats, ray
+
+
+def uses_ray(path: str) -> bool:
+    """Whether the config sets use_ray to what pydantic reads as true."""
+    import yaml
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            d = yaml.load(fh, Loader=getattr(yaml, "CSafeLoader",
+                                             yaml.SafeLoader))
+    except (OSError, yaml.YAMLError):
+        return False
+    v = d.get("use_ray") if isinstance(d, dict) else None
+    if isinstance(v, str):
+        return v.lower() in ("true", "yes", "on", "t", "y", "1")
+    return v is True or (type(v) in (int, float) and v == 1)
 
 
 def run_preflight(binary: str, recs: list[dict], jobs: int) -> dict[str, dict]:
@@ -211,7 +235,8 @@ def run_oracle(oracle: str, recs: list[dict], jobs: int, chunk: int,
 
 
 def classify(rep: dict, orc: dict, launch: dict[str, str],
-             pats: list) -> tuple[str, list[str], str]:
+             pats: list, ray: dict[str, str],
+             path: str) -> tuple[str, list[str], str]:
     """(class, preflight error rules, oracle first error)."""
     errs = sorted({f["rule"] for f in rep["findings"]
                    if f["severity"] == "error"})
@@ -219,6 +244,8 @@ def classify(rep: dict, orc: dict, launch: dict[str, str],
     if orc["verdict"] == "oracle_failure":
         return "oracle failure", errs, orc.get("oracle_error", "")
     own = [e for e in errs if e not in launch]
+    if any(e in ray for e in own) and uses_ray(path):
+        own = [e for e in own if e not in ray]
     if orc["verdict"] == "accept":
         if not errs:
             return "both accept", errs, first
@@ -259,12 +286,13 @@ def main() -> int:
     oracle_dir = os.path.join(opts.shared, "tools/axolotl-oracle")
     oracle = os.path.join(oracle_dir, "oracle.py")
     axolotl = os.path.join(oracle_dir, "vendor/axolotl")
-    launch, pats = read_compat(opts.compat)
+    launch, pats, ray = read_compat(opts.compat)
     if not launch or not pats:
         print(f"conformance: no machine-readable tables in {opts.compat}",
               file=sys.stderr)
         return 2
-    problems = check_inventory(opts.compat, axolotl, opts.preflight, launch)
+    problems = check_inventory(opts.compat, axolotl, opts.preflight,
+                               {**launch, **ray})
     for pr in problems:
         print(f"conformance: {pr}", file=sys.stderr)
     if problems:
@@ -289,7 +317,7 @@ def main() -> int:
                       file=sys.stderr)
                 return 2
             cls, errs, first = classify(rep, verdicts[rec["path"]], launch,
-                                        pats)
+                                        pats, ray, rec["path"])
             counts[cls] += 1
             row = {"file": rec["path"], "base": rec["base"],
                    "ctx": list(rec["ctx"].key()), "class": cls,
