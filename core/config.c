@@ -239,9 +239,23 @@ struct key_facts {
 	uint64_t *letters;		/* [k - keys_table]: letters(key) */
 	signed char *plain;		/* [k - keys_table]: plain_kind() */
 	const struct key_def *bf16, *ep;	/* two rows with exceptions */
+	const struct key_def *datasets, *fsdp_config;	/* checked their way */
 	struct ty_model *models;	/* [schema_models]: linked fields */
 	const struct ty_model *sft, *dpo, *kto, *synthetic;	/* the dataset
 					   models validate_config() builds */
+	const struct key_def **required;	/* keys without a default */
+	size_t nrequired;
+	const struct ty_model **pmodels;	/* [schema_plugins]: a plugin's
+					   model when it has required fields */
+	struct plugin_class {
+		const char *module;	/* key_def.plugin */
+		size_t len;
+		const char *cls;	/* its plugin class's own name */
+	} *pclass;			/* one per module, as keys_table has it */
+	size_t npclass;
+	/* The rows of the rules reported here (rules_find once). */
+	const struct rule_def *r_bnb, *r_datasets, *r_required, *r_loadable,
+	    *r_unknown, *r_type, *r_plugin_key;
 };
 
 static const void *_Atomic key_facts_kept;
@@ -387,10 +401,13 @@ models_build(struct key_facts *f, struct arena *a)
 			tf->bounds = ty_bounds_parse(sf->bounds, a);
 		}
 	}
-	for (i = 0; i < schema_models_len; i++)
+	for (i = 0; i < schema_models_len; i++) {
 		for (k = 0; k < f->models[i].nfields; k++)
 			ty_link(f->models[i].fields[k].type, link_model,
 			    link_enum, f);
+		if (!ty_model_index(&f->models[i], a))
+			return false;
+	}
 	return true;
 }
 
@@ -450,6 +467,56 @@ facts_build(struct arena *a, const void *arg)
 		f->letters[i] = letters(keys_table[i].key);
 		f->plain[i] = (signed char)plain_kind(keys_table[i].type);
 	}
+	f->required = ARENA_NEW(a, const struct key_def *, keys_table_len + 1);
+	f->pmodels = ARENA_NEW(a, const struct ty_model *,
+	    schema_plugins_len + 1);
+	if (f->required == NULL || f->pmodels == NULL)
+		return NULL;
+	for (i = 0; i < keys_table_len; i++)
+		if (keys_table[i].def != NULL &&
+		    strcmp(keys_table[i].def, "(required)") == 0)
+			f->required[f->nrequired++] = &keys_table[i];
+	for (i = 0; i < schema_plugins_len; i++) {
+		const struct ty_model *m = plugin_model(f,
+		    schema_plugins[i].module);
+		size_t k;
+
+		for (k = 0; m != NULL && k < m->nfields; k++)
+			if (m->fields[k].required)
+				f->pmodels[i] = m;
+	}
+	f->r_bnb = rules_find("optim.fsdp2_bnb_8bit");
+	f->r_datasets = rules_find("schema.datasets_required");
+	f->r_required = rules_find("schema.required");
+	f->r_loadable = rules_find("schema.plugin_not_loadable");
+	f->r_unknown = rules_find("schema.unknown_key_dropped");
+	f->r_type = rules_find("schema.type");
+	f->r_plugin_key = rules_find("schema.plugin_key_without_plugin");
+	if (f->r_bnb == NULL || f->r_datasets == NULL || f->r_required == NULL ||
+	    f->r_loadable == NULL || f->r_unknown == NULL || f->r_type == NULL ||
+	    f->r_plugin_key == NULL)
+		return NULL;
+	f->pclass = ARENA_NEW(a, struct plugin_class, keys_table_len + 1);
+	if (f->pclass == NULL)
+		return NULL;
+	for (i = 0; i < keys_table_len; i++) {
+		const struct key_def *kd = &keys_table[i];
+		size_t k;
+
+		if (kd->plugin == NULL || kd->plugin_class == NULL ||
+		    strrchr(kd->plugin_class, '.') == NULL)
+			continue;
+		for (k = 0; k < f->npclass; k++)
+			if (strcmp(f->pclass[k].module, kd->plugin) == 0)
+				break;
+		if (k < f->npclass)
+			continue;	/* the first row of a module counts */
+		f->pclass[f->npclass].module = kd->plugin;
+		f->pclass[f->npclass].len = strlen(kd->plugin);
+		f->pclass[f->npclass++].cls = strrchr(kd->plugin_class, '.') + 1;
+	}
+	f->datasets = keys_find("datasets");
+	f->fsdp_config = keys_find("fsdp_config");
 	f->bf16 = keys_find("bf16");
 	f->ep = keys_find("expert_parallel_size");
 	f->sft = link_model(DS_MODEL "SFTDataset", strlen(DS_MODEL
@@ -529,7 +596,7 @@ removed_key(struct report *r, const struct doc_node *root,
 static int
 fsdp2_bnb(struct report *r, const struct doc_node *root, struct arena *a)
 {
-	const struct rule_def *rd = rules_find("optim.fsdp2_bnb_8bit");
+	const struct rule_def *rd = key_facts()->r_bnb;
 	const struct doc_pair *opt = doc_map_get(root, "optimizer");
 	const struct doc_pair *cfg = doc_map_get(root, "fsdp_config");
 	const struct doc_pair *ver = doc_map_get(root, "fsdp_version");
@@ -570,7 +637,7 @@ static int
 datasets_required(struct report *r, const struct doc_node *root,
     struct arena *a)
 {
-	const struct rule_def *rd = rules_find("schema.datasets_required");
+	const struct rule_def *rd = key_facts()->r_datasets;
 	const struct doc_pair *ds = doc_map_get(root, "datasets");
 	const struct doc_pair *pt = doc_map_get(root, "pretraining_dataset");
 
@@ -591,24 +658,26 @@ datasets_required(struct report *r, const struct doc_node *root,
 static bool
 plugin_listed(const struct doc_node *plugins, const struct key_def *k)
 {
-	char module[96];
-	size_t i;
+	size_t i, n;
 
 	if (plugins == NULL || plugins->kind != DOC_SEQ)
 		return false;
-	snprintf(module, sizeof(module), ".%s.", k->plugin);
+	n = strlen(k->plugin);
 	for (i = 0; i < plugins->n; i++) {
 		const struct doc_node *p = plugins->items[i];
+		const char *at;
 
 		if (p->kind != DOC_STR)
 			continue;
-		/* "<module>.Class" too: load_plugin retries it under
-		   axolotl.integrations. */
-		if ((k->plugin_class != NULL &&
-		    strcmp(p->text, k->plugin_class) == 0) ||
-		    strstr(p->text, module) != NULL ||
-		    (strncmp(p->text, module + 1, strlen(module) - 1) == 0))
+		if (k->plugin_class != NULL &&
+		    strcmp(p->text, k->plugin_class) == 0)
 			return true;
+		/* ".<module>." anywhere, or "<module>." first: load_plugin
+		   retries "<module>.Class" under axolotl.integrations. */
+		for (at = p->text; (at = strstr(at, k->plugin)) != NULL;
+		    at++)
+			if ((at == p->text || at[-1] == '.') && at[n] == '.')
+				return true;
 	}
 	return false;
 }
@@ -624,14 +693,13 @@ required_keys(struct report *r, const struct key_facts *facts,
     const struct doc_node *root, const struct doc_node *plugins,
     struct arena *a)
 {
-	const struct rule_def *rd = rules_find("schema.required");
+	const struct rule_def *rd = key_facts()->r_required;
 	size_t i, k;
 	int rv;
 
 	/* A listed plugin's model may have required fields of its own. */
-	for (i = 0; i < schema_plugins_len; i++) {
-		const struct ty_model *m = plugin_model(facts,
-		    schema_plugins[i].module);
+	for (i = 0; plugins != NULL && i < schema_plugins_len; i++) {
+		const struct ty_model *m = facts->pmodels[i];
 		struct key_def probe = { .plugin = schema_plugins[i].module };
 
 		if (m == NULL || !plugin_listed(plugins, &probe))
@@ -650,11 +718,10 @@ required_keys(struct report *r, const struct key_facts *facts,
 		}
 	}
 
-	for (i = 0; i < keys_table_len; i++) {
-		const struct key_def *kd = &keys_table[i];
+	for (i = 0; i < facts->nrequired; i++) {
+		const struct key_def *kd = facts->required[i];
 
-		if (kd->def == NULL || strcmp(kd->def, "(required)") != 0 ||
-		    doc_map_get(root, kd->key) != NULL || (kd->alias != NULL &&
+		if (doc_map_get(root, kd->key) != NULL || (kd->alias != NULL &&
 		    doc_map_get(root, kd->alias) != NULL))
 			continue;
 		rv = report_add(r, a, rd->id, rd->severity, "", root->loc.line,
@@ -678,7 +745,8 @@ static int
 check_plugins(struct report *r, const struct doc_node *plugins,
     struct arena *a)
 {
-	const struct rule_def *rd = rules_find("schema.plugin_not_loadable");
+	const struct key_facts *facts = key_facts();
+	const struct rule_def *rd = facts->r_loadable;
 	const char *mods[64];
 	size_t mlens[64], nmods = 0;
 	size_t i, k;
@@ -714,14 +782,10 @@ check_plugins(struct report *r, const struct doc_node *plugins,
 			mod += 21;
 			mlen -= 21;
 		}
-		for (k = 0; k < keys_table_len && want == NULL; k++) {
-			const struct key_def *kd = &keys_table[k];
-
-			if (kd->plugin != NULL && kd->plugin_class != NULL &&
-			    strlen(kd->plugin) == mlen &&
-			    strncmp(kd->plugin, mod, mlen) == 0)
-				want = strrchr(kd->plugin_class, '.') + 1;
-		}
+		for (k = 0; k < facts->npclass && want == NULL; k++)
+			if (facts->pclass[k].len == mlen &&
+			    strncmp(facts->pclass[k].module, mod, mlen) == 0)
+				want = facts->pclass[k].cls;
 		if (want == NULL)
 			continue;	/* not an integration preflight knows */
 		if (strcmp(dot + 1, want) != 0) {
@@ -778,7 +842,7 @@ facts_slot(const struct key_facts *f, const char *key)
 static int
 unknown_key(struct report *r, const struct doc_pair *p, struct arena *a)
 {
-	const struct rule_def *rd = rules_find("schema.unknown_key_dropped");
+	const struct rule_def *rd = key_facts()->r_unknown;
 	const char *key = p->key->text;
 	const char *near = config_suggest(key);
 	char hint[160];
@@ -803,7 +867,7 @@ type_error(struct report *r, const struct doc_pair *p,
     const struct doc_node *at, const char *key, const char *want,
     const char *msg, struct arena *a)
 {
-	const struct rule_def *rd = rules_find("schema.type");
+	const struct rule_def *rd = key_facts()->r_type;
 	char hint[200];
 	unsigned line = at == p->value ? p->value_loc.line : at->loc.line;
 	unsigned col = at == p->value ? p->value_loc.col : at->loc.col;
@@ -901,7 +965,7 @@ check_value(struct report *r, const struct key_facts *facts,
 	const struct doc_node *at, *v = p->value;
 	char want[256], got[96], msg[400], bw[96];
 
-	if (v->kind == DOC_MAP && strcmp(k->key, "fsdp_config") == 0) {
+	if (v->kind == DOC_MAP && k == facts->fsdp_config) {
 		v = fsdp_as_validated(v, root, a);
 		if (v == NULL)
 			return ERR_NOMEM;
@@ -947,7 +1011,6 @@ check_datasets(struct report *r, const struct key_facts *facts,
 		const struct doc_node *e = p->value->items[i];
 		const struct doc_node *ty = doc_map_value(e, "type");
 
-		snprintf(path, sizeof(path), "datasets[%zu]", i);
 		if (rl != NULL && rl->kind == DOC_STR &&
 		    (strcmp(rl->text, "dpo") == 0 || strcmp(rl->text, "ipo") == 0 ||
 		    strcmp(rl->text, "simpo") == 0))
@@ -966,6 +1029,9 @@ check_datasets(struct report *r, const struct key_facts *facts,
 		t.kind = TY_MODEL;
 		t.name = m->name;
 		t.model = m;
+		if (ty_accepts(&t, e))
+			continue;
+		snprintf(path, sizeof(path), "datasets[%zu]", i);
 		if (!ty_explain(msg, sizeof(msg), &t, e, path, &at))
 			continue;
 		return type_error(r, p, at, "datasets", NULL, msg, a);
@@ -976,17 +1042,16 @@ check_datasets(struct report *r, const struct key_facts *facts,
 int
 config_check(struct report *r, const struct doc *d, struct arena *a)
 {
-	const struct rule_def *plug =
-	    rules_find("schema.plugin_key_without_plugin");
-	const struct rule_def *type = rules_find("schema.type");
 	const struct doc_pair *pl = doc_map_get(d->root, "plugins");
 	const struct doc_node *plugins = pl != NULL ? pl->value : NULL;
 	const struct key_facts *facts = key_facts();
+	const struct rule_def *plug;
 	size_t i;
 	int rv;
 
-	if (facts == NULL || plug == NULL || type == NULL)
+	if (facts == NULL)
 		return ERR_NOMEM;	/* the per-process key facts, catalog */
+	plug = facts->r_plugin_key;
 	for (i = 0; i < d->root->n; i++) {
 		const struct doc_pair *p = &d->root->pairs[i];
 		const struct key_def *k;
@@ -1053,7 +1118,7 @@ config_check(struct report *r, const struct doc *d, struct arena *a)
 		/* A string bf16 is precision.bf16_full_rejected's. */
 		if (k == facts->bf16 && p->value->kind == DOC_STR)
 			continue;
-		rv = strcmp(k->key, "datasets") == 0 && p->value->kind == DOC_SEQ ?
+		rv = k == facts->datasets && p->value->kind == DOC_SEQ ?
 		    check_datasets(r, facts, d->root, p, a) :
 		    check_value(r, facts, d->root, k, p, a);
 		if (rv != 0)

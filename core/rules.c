@@ -177,10 +177,13 @@ rules_run(struct report *r, const struct doc *d, const struct context *ctx,
 	const struct catalog *c = catalog();
 	const struct doc_node *renamed;
 	struct rule_ctx rc;
+	struct plugin_memo memo = { .n = 0 };
 	size_t i;
 	int rv;
 
 	rc.raw = d->root;
+	rc.memo = &memo;
+	rc.plugins = doc_map_value(d->root, "plugins");
 	rc.ctx = ctx;
 	rc.plan = plan;
 	rc.r = r;

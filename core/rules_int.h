@@ -60,6 +60,13 @@ struct rule_ctx {
 	const struct doc_node *parsed;	/* root with the numbers and booleans
 					   written as strings parsed
 					   (parsed_view), for use_parsed() */
+	const struct doc_node *plugins;	/* the plugins: value, or NULL (no
+					   rename or parse touches it) */
+	struct plugin_memo {		/* plugin_on()'s answers so far */
+		const char *module[16];
+		bool on[16];
+		size_t n;
+	} *memo;
 	const struct context *ctx;	/* where it runs */
 	const struct plan *plan;	/* Axolotl's derived plan */
 	const struct rule_def *rule;	/* the row being run */

@@ -722,6 +722,84 @@ field_pair(const struct doc_node *map, const struct ty_field *f)
 	return NULL;
 }
 
+static int
+name_cmp(const void *x, const void *y)
+{
+	const struct ty_name *a = x, *b = y;
+	size_t n = a->len < b->len ? a->len : b->len;
+	int c = memcmp(a->s, b->s, n);
+
+	if (c != 0)
+		return c;
+	return a->len < b->len ? -1 : a->len > b->len ? 1 :
+	    a->field < b->field ? -1 : a->field > b->field;
+}
+
+bool
+ty_model_index(struct ty_model *m, struct arena *a)
+{
+	size_t i, n = 0, k = 0;
+
+	for (i = 0; i < m->nfields; i++) {
+		const char *s = m->fields[i].names != NULL ?
+		    m->fields[i].names : m->fields[i].field;
+
+		for (n++; *s != '\0'; s++)
+			n += *s == ',';
+		k += m->fields[i].required;
+	}
+	m->index = ARENA_NEW(a, struct ty_name, n + 1);
+	m->required = ARENA_NEW(a, size_t, k + 1);
+	if (m->index == NULL || m->required == NULL) {
+		m->index = NULL;
+		return false;
+	}
+	m->nindex = m->nrequired = 0;
+	for (i = 0; i < m->nfields; i++) {
+		const char *s = m->fields[i].names != NULL ?
+		    m->fields[i].names : m->fields[i].field;
+
+		for (;;) {
+			const char *end = strchr(s, ',');
+			size_t len = end != NULL ? (size_t)(end - s) : strlen(s);
+
+			m->index[m->nindex++] = (struct ty_name){ s, len, i };
+			if (end == NULL)
+				break;
+			s = end + 1;
+		}
+		if (m->fields[i].required)
+			m->required[m->nrequired++] = i;
+	}
+	qsort(m->index, m->nindex, sizeof(m->index[0]), name_cmp);
+	return true;
+}
+
+/* The index of the field of m (indexed) one of whose names is key, or -1. */
+static long
+model_lookup(const struct ty_model *m, const struct doc_node *key)
+{
+	struct ty_name probe = { key->text, key->len, 0 };
+	size_t lo = 0, hi = m->nindex;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct ty_name *e = &m->index[mid];
+		size_t n = e->len < probe.len ? e->len : probe.len;
+		int c = memcmp(probe.s, e->s, n);
+
+		if (c == 0)
+			c = probe.len < e->len ? -1 : probe.len > e->len;
+		if (c == 0)
+			return (long)e->field;
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return -1;
+}
+
 /* Is key one of the names of a field of m? */
 static bool
 model_knows(const struct ty_model *m, const struct doc_node *key)
@@ -730,6 +808,8 @@ model_knows(const struct ty_model *m, const struct doc_node *key)
 
 	if (key->kind != DOC_STR)
 		return false;
+	if (m->index != NULL)
+		return model_lookup(m, key) >= 0;
 	for (i = 0; i < m->nfields; i++) {
 		const char *s = m->fields[i].names;
 
@@ -757,6 +837,32 @@ model_accepts(const struct ty_model *m, const struct doc_node *n)
 
 	if (n->kind != DOC_MAP)
 		return false;
+	if (m->index != NULL) {
+		/* By the mapping's keys: a field is checked on the pair
+		   field_pair() finds (the first of its names present). */
+		for (i = 0; i < n->n; i++) {
+			const struct doc_pair *p = &n->pairs[i];
+			const struct ty_field *f;
+			long k = p->key->kind == DOC_STR ?
+			    model_lookup(m, p->key) : -1;
+
+			if (k < 0) {
+				if (m->forbid)
+					return false;
+				continue;
+			}
+			f = &m->fields[k];
+			if (field_pair(n, f) != p)
+				continue;
+			if ((f->type != NULL && !accepts(f->type, p->value)) ||
+			    !ty_within(f->bounds, p->value))
+				return false;
+		}
+		for (i = 0; i < m->nrequired; i++)
+			if (field_pair(n, &m->fields[m->required[i]]) == NULL)
+				return false;
+		return true;
+	}
 	for (i = 0; i < m->nfields; i++) {
 		const struct ty_field *f = &m->fields[i];
 		const struct doc_pair *p = field_pair(n, f);

@@ -72,12 +72,24 @@ struct ty_field {
 	bool required;			/* no default */
 };
 
+/* One name a field takes, for a model's index. */
+struct ty_name {
+	const char *s;
+	size_t len;
+	size_t field;			/* its index in fields */
+};
+
 /* A pydantic model: the mapping its fields take. */
 struct ty_model {
 	const char *name;		/* dotted class name */
 	bool forbid;			/* extra="forbid": unknown keys fail */
 	struct ty_field *fields;
 	size_t nfields;
+	struct ty_name *index;		/* every name of every field, sorted
+					   (ty_model_index); NULL: none yet */
+	size_t nindex;
+	size_t *required;		/* the required fields' indexes */
+	size_t nrequired;
 };
 
 /*
@@ -101,6 +113,13 @@ typedef const char *ty_enum_fn(const char *name, size_t len,
 /* Point every model and enum node of t at what model()/en() answer. */
 void ty_link(struct ty *t, ty_model_fn *model, ty_enum_fn *en,
     const void *arg);
+
+/*
+ * Build m's index of field names (and its required fields), so a mapping
+ * is checked by its own keys instead of by every field; false without
+ * memory (the model then works without it).
+ */
+bool ty_model_index(struct ty_model *m, struct arena *a);
 
 /* Does pydantic (lax mode) accept node for t? */
 bool ty_accepts(const struct ty *t, const struct doc_node *node);

@@ -159,20 +159,19 @@ mul_sat(long long a, long long b)
 bool
 cfg_plugin(const struct rule_ctx *rc, const char *needle)
 {
-	const struct doc_pair *pl = cfg_pair(rc, "plugins");
-
-	return pl != NULL && doc_seq_has(pl->value, needle);
+	return rc->plugins != NULL && doc_seq_has(rc->plugins, needle);
 }
 
-bool
-plugin_on(const struct rule_ctx *rc, const char *module)
+static bool
+plugin_listed_in(const struct doc_node *pl, const char *module)
 {
-	const struct doc_pair *pl = cfg_pair(rc, "plugins");
-	size_t i, n = strlen(module);
+	size_t i, n;
 
-	for (i = 0; pl != NULL && pl->value->kind == DOC_SEQ &&
-	    i < pl->value->n; i++) {
-		const struct doc_node *v = pl->value->items[i];
+	if (pl == NULL || pl->kind != DOC_SEQ)
+		return false;
+	n = strlen(module);
+	for (i = 0; i < pl->n; i++) {
+		const struct doc_node *v = pl->items[i];
 		const char *hit;
 
 		if (v->kind != DOC_STR)
@@ -187,6 +186,27 @@ plugin_on(const struct rule_ctx *rc, const char *module)
 				return true;
 	}
 	return false;
+}
+
+bool
+plugin_on(const struct rule_ctx *rc, const char *module)
+{
+	struct plugin_memo *m = rc->memo;
+	size_t i;
+	bool on;
+
+	if (rc->plugins == NULL)
+		return false;
+	/* The rules ask about a few modules, each many times. */
+	for (i = 0; m != NULL && i < m->n; i++)
+		if (m->module[i] == module)
+			return m->on[i];
+	on = plugin_listed_in(rc->plugins, module);
+	if (m != NULL && m->n < sizeof(m->module) / sizeof(m->module[0])) {
+		m->module[m->n] = module;
+		m->on[m->n++] = on;
+	}
+	return on;
 }
 
 bool
@@ -349,28 +369,56 @@ type_has(const char *type, const char *word)
 	return false;
 }
 
+/* What a key's type parses a string to (PARSE_*), per key. */
+enum { PARSE_BOOL = 1, PARSE_INT = 2, PARSE_FLOAT = 4, PARSE_LIT = 8 };
+
+static const void *_Atomic parse_kinds_kept;
+
+/* arena_once()'s build: PARSE_* bits of keys_table[i].type; 0 when the
+   type takes strings (or is unknown), so a string stays one. */
+static const void *
+parse_kinds_build(struct arena *a, const void *arg)
+{
+	unsigned char *m = ARENA_NEW(a, unsigned char, keys_table_len + 1);
+	size_t i;
+
+	(void)arg;
+	for (i = 0; m != NULL && i < keys_table_len; i++) {
+		const char *t = keys_table[i].type;
+
+		if (t == NULL || type_has(t, "str"))
+			continue;
+		m[i] = (unsigned char)((type_has(t, "bool") ? PARSE_BOOL : 0) |
+		    (type_has(t, "int") ? PARSE_INT : 0) |
+		    (type_has(t, "float") ? PARSE_FLOAT : 0));
+		if (m[i] != 0 && strstr(t, "Literal[") != NULL)
+			m[i] |= PARSE_LIT;
+	}
+	return m;
+}
+
 static int
-parse_as(struct doc_node **out, const char *type, const struct doc_node *v,
-    struct arena *a)
+parse_as(struct doc_node **out, const struct key_def *k,
+    const struct doc_node *v, const unsigned char *kinds, struct arena *a)
 {
 	bool is_bool = false, b = false, is_num = false, is_int = false;
+	unsigned kind = kinds[k - keys_table];
 	char *end;
 	double f = 0.0;
 
 	*out = NULL;
 	/* A Literal's own value stays a string; another one is parsed as
 	   the union's bool or number (pydantic's lax mode). */
-	if (type == NULL || v->kind != DOC_STR ||
-	    type_has(type, "str") || literal_value(type, v))
+	if (kind == 0 || v->kind != DOC_STR ||
+	    ((kind & PARSE_LIT) && literal_value(k->type, v)))
 		return 0;
-	if (type_has(type, "bool"))
+	if (kind & PARSE_BOOL)
 		is_bool = py_bool_word(v, &b);
-	if (!is_bool && (type_has(type, "int") ||
-	    type_has(type, "float"))) {
+	if (!is_bool && (kind & (PARSE_INT | PARSE_FLOAT))) {
 		f = strtod(v->text, &end);
 		is_num = end != v->text && *end == '\0' &&
 		    ty_python_float(v->text, v->len);
-		is_int = is_num && type_has(type, "int") &&
+		is_int = is_num && (kind & PARSE_INT) &&
 		    f == (double)(long long)f && f > -9.2e18 && f < 9.2e18;
 	}
 	if (!is_bool && !is_num)
@@ -386,26 +434,59 @@ parse_as(struct doc_node **out, const char *type, const struct doc_node *v,
 	return 0;
 }
 
+/* Could pydantic read the string v as a bool or a number?  (A cheap
+   test ahead of the key's type: most strings are names and paths.) */
+static bool
+maybe_parsed(const struct doc_node *v)
+{
+	size_t i;
+
+	/* The first character of a bool word, a number or inf/nan. */
+	if (v->len == 0 || strchr("tfyno0123456789.-+ \t\n\ri",
+	    tolower((unsigned char)v->text[0])) == NULL)
+		return false;
+	if (v->len <= 5 && py_bool_word(v, NULL))
+		return true;
+	/* Digits, signs, '.', '_', exponents, blanks, inf/infinity/nan. */
+	for (i = 0; i < v->len; i++)
+		switch (tolower((unsigned char)v->text[i])) {
+		case '0': case '1': case '2': case '3': case '4': case '5':
+		case '6': case '7': case '8': case '9': case '.': case '-':
+		case '+': case '_': case 'e': case ' ': case '\t': case '\n':
+		case '\r': case 'i': case 'n': case 'f': case 't': case 'y':
+		case 'a':
+			break;
+		default:
+			return false;
+		}
+	return true;
+}
+
 int
 parsed_view(const struct doc_node **out, const struct doc_node *root,
     struct arena *a)
 {
+	const unsigned char *kinds = arena_once(&parse_kinds_kept, 4096,
+	    parse_kinds_build, NULL);
 	struct doc_node *view = NULL;
 	size_t i;
 	int rv;
 
 	*out = root;
+	if (kinds == NULL)
+		return ERR_NOMEM;
 	for (i = 0; i < root->n; i++) {
 		const struct doc_pair *p = &root->pairs[i];
 		const struct key_def *k;
 		struct doc_node *n;
 
-		if (p->value->kind != DOC_STR || p->key->kind != DOC_STR)
+		if (p->value->kind != DOC_STR || p->key->kind != DOC_STR ||
+		    !maybe_parsed(p->value))
 			continue;
 		k = keys_find(p->key->text);
 		if (k == NULL)
 			continue;
-		rv = parse_as(&n, k->type, p->value, a);
+		rv = parse_as(&n, k, p->value, kinds, a);
 		if (rv != 0)
 			return rv;
 		if (n == NULL)
