@@ -882,30 +882,37 @@ type_error(struct report *r, const struct doc_pair *p,
 
 /*
  * fsdp_config as FSDPConfig sees it.  Before it, Axolotl's
- * check_fsdp_version_in_fsdp_config copies the version between the top and
- * fsdp_config.fsdp_version (so a nested "version", an alias the model
- * reads only when fsdp_version is absent, no longer counts: with a truthy
- * top-level fsdp_version it is ignored, else it is moved to fsdp_version),
- * and check_fsdp_config_kwargs_prefix drops the deprecated fsdp_ prefix of
- * the keys (not of fsdp_version), a later key winning.  Returns m itself
- * when nothing changes; NULL without memory.
+ * check_fsdp_version_in_fsdp_config settles fsdp_config.fsdp_version:
+ * without a truthy top-level fsdp_version, a truthy nested "version" is
+ * popped and replaces it; with one, a falsy or missing nested fsdp_version
+ * becomes the top-level value (checked at the top level, so left out
+ * here); with neither it becomes 1.  The "version" alias is then never
+ * read.  check_fsdp_config_kwargs_prefix drops the deprecated fsdp_
+ * prefix of the other keys, a later key winning.  Returns m itself when
+ * nothing changes; NULL without memory.
  */
 static const struct doc_node *
 fsdp_as_validated(const struct doc_node *m, const struct doc_node *root,
     struct arena *a)
 {
 	const struct doc_node *top = doc_map_value(root, "fsdp_version");
+	const struct doc_node *ver = doc_map_value(m, "version");
+	const struct doc_node *nested = doc_map_value(m, "fsdp_version");
 	bool top_on = top != NULL && doc_truthy(top);
+	bool ver_on = !top_on && ver != NULL && doc_truthy(ver);
+	/* Is the nested fsdp_version the written one FSDPConfig reads? */
+	bool keep = !ver_on && nested != NULL && doc_truthy(nested);
 	struct doc_node *v;
 	struct doc_pair *pairs;
 	size_t i, n = 0, k;
-	bool any = false;
+	bool any = (nested != NULL && !keep) || ver != NULL;
 
-	for (i = 0; i < m->n; i++)
+	if (m->n == 0)
+		return m;	/* falsy: the validator leaves it alone */
+	for (i = 0; i < m->n && !any; i++)
 		if (m->pairs[i].key->kind == DOC_STR &&
-		    ((strncmp(m->pairs[i].key->text, "fsdp_", 5) == 0 &&
-		    strcmp(m->pairs[i].key->text, "fsdp_version") != 0) ||
-		    strcmp(m->pairs[i].key->text, "version") == 0))
+		    strncmp(m->pairs[i].key->text, "fsdp_", 5) == 0 &&
+		    strcmp(m->pairs[i].key->text, "fsdp_version") != 0)
 			any = true;
 	if (!any)
 		return m;
@@ -919,15 +926,28 @@ fsdp_as_validated(const struct doc_node *m, const struct doc_node *root,
 		const char *t = pr.key->text;
 		const char *name = NULL;
 
-		if (pr.key->kind == DOC_STR && strcmp(t, "version") == 0) {
-			if (top_on || doc_map_get(m, "fsdp_version") != NULL ||
-			    !doc_truthy(pr.value))
-				continue;	/* no longer read */
+		if (pr.key->kind == DOC_STR && strcmp(t, "fsdp_version") == 0) {
+			if (!keep)
+				continue;	/* replaced */
+		} else if (pr.key->kind == DOC_STR && strcmp(t, "version") == 0) {
+			if (!ver_on || pr.value != ver)
+				continue;	/* never read */
 			name = "fsdp_version";
 		} else if (pr.key->kind == DOC_STR &&
-		    strncmp(t, "fsdp_", 5) == 0 &&
-		    strcmp(t, "fsdp_version") != 0) {
-			name = t + 5;
+		    strncmp(t, "fsdp_", 5) == 0) {
+			/* key.replace("fsdp_", ""): every occurrence. */
+			char *out = ARENA_NEW(a, char, pr.key->len + 1), *o = out;
+			const char *q = t;
+
+			if (out == NULL)
+				return NULL;
+			while (*q != '\0')
+				if (strncmp(q, "fsdp_", 5) == 0)
+					q += 5;
+				else
+					*o++ = *q++;
+			*o = '\0';
+			name = out;
 		}
 		if (name != NULL) {
 			struct doc_node *key = ARENA_NEW(a, struct doc_node, 1);

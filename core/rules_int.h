@@ -58,8 +58,9 @@ struct rule_ctx {
 					   mapped (deprecated_view) */
 	const struct doc_node *raw;	/* the config mapping as written */
 	const struct doc_node *parsed;	/* root with the numbers and booleans
-					   written as strings parsed
-					   (parsed_view), for use_parsed() */
+					   written as strings parsed, empty
+					   model mappings true (parsed_view),
+					   for use_parsed() */
 	const struct doc_node *plugins;	/* the plugins: value, or NULL (no
 					   rename or parse touches it) */
 	struct plugin_memo {		/* plugin_on()'s answers so far */
@@ -304,8 +305,9 @@ bool pyre_valid(const char *s, size_t n, char *why, size_t cap);
 /*
  * *out gets root with each top-level string a bool, int or float field
  * parses to replaced by that value (where the field's type takes no
- * string); root itself when there is none.  0 or ERR_NOMEM
- * (core/rules/context.c).
+ * string), and an empty mapping for a model field (a model instance,
+ * truthy to an after-validator) by true; root itself when there is none.
+ * 0 or ERR_NOMEM (core/rules/context.c).
  */
 int parsed_view(const struct doc_node **out, const struct doc_node *root,
     struct arena *a);

@@ -155,6 +155,13 @@ test_config__nested_models_like_pydantic(void **state)
 		  "true\n", 0 },
 		{ "fsdp_version: 2\nfsdp_config:\n  min_num_params: 0\n"
 		  "  auto_wrap_policy: SIZE_BASED_WRAP\n", 10 },
+		/* A truthy nested version replaces fsdp_version when the
+		   top level has none; a falsy nested fsdp_version becomes 1. */
+		{ "fsdp_config:\n  fsdp_version: 2\n  version: int8\n", 10 },
+		{ "fsdp_version: 2\nfsdp_config:\n  version: int8\n"
+		  "  offload_params: true\n", 0 },
+		{ "fsdp_config:\n  fsdp_version: \"\"\n  offload_params: "
+		  "true\n", 0 },
 		{ "rl: bogus\n", 8 },
 		{ "rl: orpo\n", 0 },
 		{ "chat_template: my_template\n", 8 },

@@ -399,7 +399,8 @@ test_rules__renamed_keys_are_mapped(void **state)
 /*
  * The after-validators' rules see values as pydantic parsed them: a bool
  * or number written as a string counts as that bool or number, while a
- * Literal's own value stays a string.
+ * Literal's own value stays a string; an empty mapping for a model field
+ * is a model instance, which is truthy.
  */
 static void
 test_rules__values_as_pydantic_parses_them(void **state)
@@ -427,6 +428,12 @@ test_rules__values_as_pydantic_parses_them(void **state)
 		    "precision.bf16_full_rejected"), 0);
 		assert_int_equal(fires_at(text, 1, "schema.type"), 0);
 	}
+	/* An empty mapping for a model field is a (truthy) model. */
+	snprintf(text, sizeof(text), "%sselective_checkpointing: {}\n", base);
+	assert_int_equal(fires_at(text, 1, "gc.selective_requires_gc"), 8);
+	snprintf(text, sizeof(text), "%sselective_checkpointing: {}\n"
+	    "gradient_checkpointing: true\n", base);
+	assert_int_equal(fires_at(text, 1, "gc.selective_requires_gc"), 0);
 	snprintf(text, sizeof(text), "%sbf16: 'full'\n", base);
 	assert_int_equal(fires_at(text, 1, "precision.bf16_full_rejected"), 8);
 	snprintf(text, sizeof(text), "%sbf16: 'AUTO'\n", base);

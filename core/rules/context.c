@@ -370,7 +370,27 @@ type_has(const char *type, const char *word)
 }
 
 /* What a key's type parses a string to (PARSE_*), per key. */
-enum { PARSE_BOOL = 1, PARSE_INT = 2, PARSE_FLOAT = 4, PARSE_LIT = 8 };
+enum { PARSE_BOOL = 1, PARSE_INT = 2, PARSE_FLOAT = 4, PARSE_LIT = 8,
+	PARSE_MODEL = 16 };
+
+/* Does the type name a pydantic model of the schema at its top level
+   (not inside list[...])? */
+static bool
+type_is_model(const char *t)
+{
+	size_t i;
+
+	for (i = 0; i < schema_models_len; i++) {
+		size_t n = strlen(schema_models[i].name);
+		const char *at = strstr(t, schema_models[i].name);
+
+		if (at != NULL && (at == t || at[-1] == ' ' || at[-1] == '[' ||
+		    at[-1] == ',') && !(isalnum((unsigned char)at[n]) ||
+		    at[n] == '_' || at[n] == '.') && strstr(t, "list[") == NULL)
+			return true;
+	}
+	return false;
+}
 
 static const void *_Atomic parse_kinds_kept;
 
@@ -386,12 +406,15 @@ parse_kinds_build(struct arena *a, const void *arg)
 	for (i = 0; m != NULL && i < keys_table_len; i++) {
 		const char *t = keys_table[i].type;
 
+		if (t != NULL && strncmp(t, "axolotl.", 8) == 0 &&
+		    type_is_model(t))
+			m[i] |= PARSE_MODEL;
 		if (t == NULL || type_has(t, "str"))
 			continue;
-		m[i] = (unsigned char)((type_has(t, "bool") ? PARSE_BOOL : 0) |
+		m[i] |= (unsigned char)((type_has(t, "bool") ? PARSE_BOOL : 0) |
 		    (type_has(t, "int") ? PARSE_INT : 0) |
 		    (type_has(t, "float") ? PARSE_FLOAT : 0));
-		if (m[i] != 0 && strstr(t, "Literal[") != NULL)
+		if ((m[i] & ~PARSE_MODEL) != 0 && strstr(t, "Literal[") != NULL)
 			m[i] |= PARSE_LIT;
 	}
 	return m;
@@ -409,7 +432,8 @@ parse_as(struct doc_node **out, const struct key_def *k,
 	*out = NULL;
 	/* A Literal's own value stays a string; another one is parsed as
 	   the union's bool or number (pydantic's lax mode). */
-	if (kind == 0 || v->kind != DOC_STR ||
+	if ((kind & (PARSE_BOOL | PARSE_INT | PARSE_FLOAT)) == 0 ||
+	    v->kind != DOC_STR ||
 	    ((kind & PARSE_LIT) && literal_value(k->type, v)))
 		return 0;
 	if (kind & PARSE_BOOL)
@@ -480,17 +504,33 @@ parsed_view(const struct doc_node **out, const struct doc_node *root,
 		const struct key_def *k;
 		struct doc_node *n;
 
-		if (p->value->kind != DOC_STR || p->key->kind != DOC_STR ||
-		    !maybe_parsed(p->value))
+		if (p->key->kind != DOC_STR || !((p->value->kind == DOC_STR &&
+		    maybe_parsed(p->value)) || (p->value->kind == DOC_MAP &&
+		    p->value->n == 0)))
 			continue;
 		k = keys_find(p->key->text);
 		if (k == NULL)
 			continue;
-		rv = parse_as(&n, k, p->value, kinds, a);
-		if (rv != 0)
-			return rv;
-		if (n == NULL)
-			continue;
+		if (p->value->kind == DOC_MAP) {
+			/* An empty mapping for a model field is a model
+			   instance, which is truthy: true says so here. */
+			if (!(kinds[k - keys_table] & PARSE_MODEL))
+				continue;
+			n = ARENA_NEW(a, struct doc_node, 1);
+			if (n == NULL)
+				return ERR_NOMEM;
+			*n = *p->value;
+			n->kind = DOC_BOOL;
+			n->b = true;
+			n->text = "true";
+			n->len = 4;
+		} else {
+			rv = parse_as(&n, k, p->value, kinds, a);
+			if (rv != 0)
+				return rv;
+			if (n == NULL)
+				continue;
+		}
 		if (view == NULL) {
 			struct doc_pair *pairs = ARENA_NEW(a, struct doc_pair,
 			    root->n);

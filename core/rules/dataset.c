@@ -204,6 +204,25 @@ check_dataset_sharegpt(struct rule_ctx *rc)
 	return 0;
 }
 
+/*
+ * dataset.datasets_null: the same field validator iterates the value as
+ * written, so an explicit datasets: null (allowed by the field's type)
+ * raises TypeError ("'NoneType' object is not iterable").  With no
+ * pretraining_dataset either, schema.datasets_required says it.
+ */
+static int
+check_dataset_null(struct rule_ctx *rc)
+{
+	const struct doc_pair *ds = cfg_pair(rc, "datasets");
+	const struct doc_pair *pt = cfg_pair(rc, "pretraining_dataset");
+
+	if (ds == NULL || ds->value->kind != DOC_NULL || pt == NULL ||
+	    !doc_truthy(pt->value))
+		return 0;
+	return rule_report(rc, ds, "datasets is written as null: Axolotl's "
+	    "datasets validator iterates it and fails with a TypeError");
+}
+
 /* dataset.streaming_requires_max_steps */
 static int
 check_dataset_stream_max_steps(struct rule_ctx *rc)
@@ -230,6 +249,10 @@ const struct rule_row rules_dataset[] = {
 	  "a dataset with chat_template: jinja and no chat_template_jinja",
 	  "add chat_template_jinja to the dataset, or pick a named template",
 	  check_dataset_jinja },
+	{ "dataset.datasets_null", SEV_ERROR,
+	  "datasets: null next to a pretraining_dataset",
+	  "remove the datasets line",
+	  check_dataset_null },
 	{ "dataset.dedup_with_skip_prepare", SEV_ERROR,
 	  "dataset_exact_deduplication with skip_prepare_dataset",
 	  "drop one of dataset_exact_deduplication and skip_prepare_dataset",

@@ -67,6 +67,8 @@ rule("dataset.pretraining_with_tokens_per_second",
      PT + f"max_steps: 100\ninclude_tokens_per_second: true  {X}",
      PT + "max_steps: 100\ninclude_tokens_per_second: false",
      drop=("datasets",))
+rule("dataset.datasets_null", PT + f"max_steps: 100\ndatasets:  {X}",
+     PT + "max_steps: 100", drop=("datasets",))
 rule("dataset.streaming_requires_max_steps", f"streaming: true  {X}",
      "streaming: true\nmax_steps: 100")
 rule("dataset.streaming_with_val_set_size",
