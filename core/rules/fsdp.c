@@ -315,8 +315,10 @@ check_fsdp_relora(struct rule_ctx *rc)
 {
 	use_parsed(rc);  /* an after-validator */
 
-	if (!cfg_on(rc, "relora") || !(cfg_set(rc, "fsdp") ||
-	    cfg_set(rc, "fsdp_config") || cfg_set(rc, "deepspeed")))
+	/* Truthiness of the parsed values: an empty fsdp_config is an
+	   FSDPConfig (true in the parsed view), an empty list is not. */
+	if (!cfg_on(rc, "relora") || !(cfg_on(rc, "fsdp") ||
+	    cfg_on(rc, "fsdp_config") || cfg_on(rc, "deepspeed")))
 		return 0;
 	return rule_report(rc, cfg_pair(rc, "relora"), "relora does not work "
 	    "with FSDP or DeepSpeed");
