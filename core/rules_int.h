@@ -279,7 +279,9 @@ bool node_str_is_2(const struct doc_node *v);
 
 /*
  * The attention backend after rules.md 2.4's mapping: attn_implementation,
- * else the first truthy legacy flag mapped; NULL when none is set.
+ * else the first truthy legacy flag mapped, else flash_attention_2 with
+ * gemma4_hybrid_attn_impl (normalize_attn_implementation); NULL when none
+ * is set.
  */
 const char *attn_backend(const struct rule_ctx *rc);
 

@@ -434,10 +434,60 @@ test_rules__values_as_pydantic_parses_them(void **state)
 	snprintf(text, sizeof(text), "%sselective_checkpointing: {}\n"
 	    "gradient_checkpointing: true\n", base);
 	assert_int_equal(fires_at(text, 1, "gc.selective_requires_gc"), 0);
+	/* A before-validator compares the value as written with 1: null
+	   fails there as a string does (each row checked with the oracle). */
+	snprintf(text, sizeof(text), "%splugins:\n  - axolotl.integrations."
+	    "liger.LigerPlugin\nliger_rms_norm: true\ntensor_parallel_size: "
+	    "null\n", base);
+	assert_int_equal(fires_at(text, 2, "schema.compared_as_number"), 11);
+	snprintf(text, sizeof(text), "%sliger_rms_norm: true\n"
+	    "tensor_parallel_size: null\n", base);	/* no Liger plugin */
+	assert_int_equal(fires_at(text, 2, "schema.compared_as_number"), 0);
+	snprintf(text, sizeof(text), "%srl: grpo\ntrl:\n  use_liger_loss: "
+	    "true\ncontext_parallel_size: null\n", base);
+	assert_int_equal(fires_at(text, 2, "schema.compared_as_number"), 11);
+	snprintf(text, sizeof(text), "%srl: grpo\ntrl:\n  use_liger_loss: "
+	    "false\ncontext_parallel_size: null\n", base);
+	assert_int_equal(fires_at(text, 2, "schema.compared_as_number"), 0);
 	snprintf(text, sizeof(text), "%sbf16: 'full'\n", base);
 	assert_int_equal(fires_at(text, 1, "precision.bf16_full_rejected"), 8);
 	snprintf(text, sizeof(text), "%sbf16: 'AUTO'\n", base);
 	assert_int_equal(fires_at(text, 1, "precision.bf16_full_rejected"), 8);
+}
+
+/*
+ * What the schema's own before-validators change before the mixins look
+ * (each row checked with the oracle): gemma4_hybrid_attn_impl picks
+ * flash_attention_2 when no backend is chosen; the KernelsPlugin turns
+ * lora_mlp_kernel off under the DeepSeek-V4 MoE kernels.
+ */
+static void
+test_rules__values_the_before_validators_set(void **state)
+{
+	static const char base[] =
+	    "base_model: HuggingFaceTB/SmolLM2-135M\n"
+	    "learning_rate: 1.0e-4\n"
+	    "datasets:\n  - path: mhenrichsen/alpaca_2k_test\n"
+	    "    type: alpaca\n"
+	    "micro_batch_size: 1\n"
+	    "gradient_accumulation_steps: 1\n";	/* 7 lines */
+	static const char kernels[] = "adapter: lora\nlora_mlp_kernel: true\n"
+	    "trust_remote_code: true\nplugins:\n  - axolotl.integrations."
+	    "kernels.KernelsPlugin\nuse_kernels: true\nuse_scattermoe: true\n";
+	char text[1024];
+
+	(void)state;
+	snprintf(text, sizeof(text), "%sgemma4_hybrid_attn_impl: true\n"
+	    "context_parallel_size: 2\n", base);
+	assert_int_equal(fires_at(text, 2, "cp.requires_flash_attention"), 0);
+	snprintf(text, sizeof(text), "%ssdp_attention: true\n"
+	    "gemma4_hybrid_attn_impl: true\ncontext_parallel_size: 2\n", base);
+	assert_int_equal(fires_at(text, 2, "cp.requires_flash_attention"), 10);
+	snprintf(text, sizeof(text), "%s%s", base, kernels);
+	assert_int_equal(fires_at(text, 1, "lora_kernels.trust_remote_code"), 10);
+	snprintf(text, sizeof(text), "%s%suse_dsv4_kernels: true\n", base,
+	    kernels);
+	assert_int_equal(fires_at(text, 1, "lora_kernels.trust_remote_code"), 0);
 }
 
 /* Misspellings from the corpus and common ones get the right key. */
@@ -859,6 +909,7 @@ main(void)
 		cmocka_unit_test(test_rules__pyre_matches_python),
 		cmocka_unit_test(test_rules__renamed_keys_are_mapped),
 		cmocka_unit_test(test_rules__values_as_pydantic_parses_them),
+		cmocka_unit_test(test_rules__values_the_before_validators_set),
 	};
 	const struct rule_def *all;
 	struct CMUnitTest *t;

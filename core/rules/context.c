@@ -296,14 +296,13 @@ attn_backend(const struct rule_ctx *rc)
 	for (i = 0; i < plan_legacy_attn_len; i++)
 		if (cfg_on(rc, plan_legacy_attn[i].flag))
 			return plan_legacy_attn[i].impl;
+	/* normalize_attn_implementation: gemma4_hybrid_attn_impl picks FA2
+	   when nothing else is chosen. */
+	if (cfg_on(rc, "gemma4_hybrid_attn_impl"))
+		return "flash_attention_2";
 	return NULL;
 }
 
-/*
- * *out gets the node pydantic makes of the string v for a field of type
- * `type`, or NULL when it stays a string (the type takes strings, or v is
- * no bool or number).  0 or ERR_NOMEM.
- */
 bool
 py_bool_word(const struct doc_node *v, bool *b)
 {
@@ -420,6 +419,11 @@ parse_kinds_build(struct arena *a, const void *arg)
 	return m;
 }
 
+/*
+ * *out gets the node pydantic makes of the string v for key k's type, or
+ * NULL when it stays a string (the type takes strings, or v is no bool or
+ * number).  0 or ERR_NOMEM.
+ */
 static int
 parse_as(struct doc_node **out, const struct key_def *k,
     const struct doc_node *v, const unsigned char *kinds, struct arena *a)

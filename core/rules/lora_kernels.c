@@ -15,6 +15,31 @@ kernels_on(const struct rule_ctx *rc)
 	    cfg_on(rc, "lora_o_kernel");
 }
 
+/*
+ * The KernelsPlugin's disable_mlp_kernel (a plugin before-validator, so
+ * ahead of the mixins') sets lora_mlp_kernel false when it and
+ * use_dsv4_kernels are true under the scattermoe or sonicmoe experts.
+ */
+static bool
+mlp_kernel_disabled(const struct rule_ctx *rc)
+{
+	const char *eb = cfg_str(rc, "expert_backend");
+	bool moe = cfg_true(rc, "use_scattermoe") || cfg_true(rc, "use_sonicmoe") ||
+	    (eb != NULL && (strcasecmp(eb, "scattermoe") == 0 ||
+	    strcasecmp(eb, "sonicmoe") == 0));
+
+	return moe && plugin_on(rc, "kernels") &&
+	    cfg_true(rc, "lora_mlp_kernel") && cfg_true(rc, "use_dsv4_kernels");
+}
+
+/* kernels_on() as the mixins' before-validators see the flags. */
+static bool
+kernels_on_for_mixins(const struct rule_ctx *rc)
+{
+	return (cfg_on(rc, "lora_mlp_kernel") && !mlp_kernel_disabled(rc)) ||
+	    cfg_on(rc, "lora_qkv_kernel") || cfg_on(rc, "lora_o_kernel");
+}
+
 static bool
 kernel_flag_true(const struct rule_ctx *rc)
 {
@@ -76,7 +101,7 @@ check_lora_kernels_8bit(struct rule_ctx *rc)
 	    !cfg_on(rc, "load_in_8bit"))
 		return 0;
 	for (i = 0; i < 3; i++)
-		if (cfg_on(rc, k[i]))
+		if (cfg_on(rc, k[i]) && !(i == 0 && mlp_kernel_disabled(rc)))
 			return rule_report(rc, cfg_pair(rc, k[i]),
 			    "%s does not work with an 8-bit LoRA "
 			    "(load_in_8bit); Axolotl refuses it", k[i]);
@@ -87,18 +112,12 @@ check_lora_kernels_8bit(struct rule_ctx *rc)
 static int
 check_lora_kernels_nvfp4(struct rule_ctx *rc)
 {
-	const char *eb = cfg_str(rc, "expert_backend");
-	bool moe = cfg_true(rc, "use_scattermoe") || cfg_true(rc, "use_sonicmoe") ||
-	    (eb != NULL && (strcasecmp(eb, "scattermoe") == 0 ||
-	    strcasecmp(eb, "sonicmoe") == 0));
-
 	/* KernelsArgs.check_nvfp4_merge_aware (the KernelsPlugin's), after
 	   disable_mlp_kernel turned lora_mlp_kernel off under the
 	   DeepSeek-V4 MoE kernels. */
 	if (!plugin_on(rc, "kernels") || !cfg_on(rc, "nvfp4_merge_aware") ||
 	    !(cfg_true(rc, "lora_qkv_kernel") || cfg_true(rc, "lora_o_kernel") ||
-	    (cfg_true(rc, "lora_mlp_kernel") && !(moe &&
-	    cfg_true(rc, "use_dsv4_kernels")))))
+	    (cfg_true(rc, "lora_mlp_kernel") && !mlp_kernel_disabled(rc))))
 		return 0;
 	return rule_report(rc, cfg_pair(rc, "nvfp4_merge_aware"),
 	    "nvfp4_merge_aware does not work with the LoRA kernels");
@@ -118,7 +137,7 @@ check_lora_kernels_rl(struct rule_ctx *rc)
 static int
 check_lora_kernels_remote(struct rule_ctx *rc)
 {
-	if (!kernels_on(rc) || !cfg_on(rc, "trust_remote_code"))
+	if (!kernels_on_for_mixins(rc) || !cfg_on(rc, "trust_remote_code"))
 		return 0;
 	return rule_report(rc, cfg_pair(rc, "trust_remote_code"),
 	    "LoRA kernels do not work with trust_remote_code models");

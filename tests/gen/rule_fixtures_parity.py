@@ -283,7 +283,7 @@ rule("schema.plugin_not_loadable",
      "  - axolotl.integrations.liger.LigerPlugin\n"
      "  - my_company.plugins.Custom")
 
-rule("schema.string_compared_as_number",
+rule("schema.compared_as_number",
      f"tensor_parallel_size: \"1\"  {X}", "tensor_parallel_size: 1")
 
 # ---- compile (the allowlist changed)
