@@ -21,6 +21,8 @@ report_dups(struct report *r, const struct doc *d, struct arena *a)
 	const struct doc_dup *k;
 	int rv;
 
+	if (rd == NULL)
+		return ERR_NOMEM;	/* the per-process rule catalog */
 	for (k = d->dups; k != NULL; k = k->next) {
 		rv = report_add(r, a, rd->id, rd->severity, k->path,
 		    k->loc.line, k->loc.col, rd->hint,

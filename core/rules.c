@@ -1,918 +1,19 @@
 /*
- * core/rules: the rule table, sorted by id.  A row with a function is run
- * by rules_run(); a row without one is reported by core/doc or
- * core/config, which see the document as they build it.  Pure.
+ * core/rules: the catalog, merged once per process from the rows of every
+ * topic file (core/rules/<topic>.c, listed in core/rules_int.h), sorted by
+ * id, each row's docs anchor computed from its id.  A row with a function
+ * is run by rules_run(); a row without one is reported by core/doc,
+ * core/config, core/suppress or core/policy, which see the document as
+ * they build it.  Pure.
  */
 #include "rules.h"
 
+#include <stdlib.h>
 #include <string.h>
 
-#include "checks.h"
 #include "doc.h"
 #include "arena.h"
 #include "rules_int.h"
-
-static const struct rule_def rules[] = {
-	{ "attn.flash_optimum_with_amp", SEV_ERROR,
-	  "flash_optimum with mixed precision",
-	  "set bf16: false and fp16: false, or drop flash_optimum",
-	  "docs/rules.md#attnflash_optimum_with_amp", check_attn_flash_optimum },
-	{ "attn.flex_torch_version", SEV_ERROR,
-	  "flex attention on torch older than 2.6",
-	  "upgrade torch, or pick another backend",
-	  "docs/rules.md#attnflex_torch_version", check_attn_flex_torch },
-	{ "attn.fp8_preflight", SEV_ERROR,
-	  "fp8 attention on an older GPU or torch",
-	  "use a Hopper-class GPU with torch 2.11, or another backend",
-	  "docs/rules.md#attnfp8_preflight", check_attn_fp8 },
-	{ "attn.fused_mlp_with_lora", SEV_ERROR,
-	  "flash_attn_fuse_mlp with a LoRA adapter",
-	  "remove flash_attn_fuse_mlp",
-	  "docs/rules.md#attnfused_mlp_with_lora", check_attn_fused_mlp_lora },
-	{ "attn.gemma4_hybrid_requires_fa2", SEV_ERROR,
-	  "Gemma-4 hybrid attention needs flash_attention_2",
-	  "set attn_implementation: flash_attention_2",
-	  "docs/rules.md#attngemma4_hybrid_requires_fa2", check_attn_gemma4_hybrid },
-	{ "attn.invalid_value", SEV_ERROR,
-	  "an attn_implementation Axolotl does not know",
-	  "use eager, sdpa, flash_attention_2, flash_attention_3, flex_attention, xformers, sage or fp8",
-	  "docs/rules.md#attninvalid_value", check_attn_invalid },
-	{ "attn.large_head_attention_values", SEV_ERROR,
-	  "a large_head_attention value Axolotl does not know",
-	  "use auto, sdpa or triton_flash",
-	  "docs/rules.md#attnlarge_head_attention_values", check_attn_large_head },
-	{ "attn.legacy_flag_renamed", SEV_WARNING,
-	  "a legacy attention flag",
-	  "set attn_implementation instead",
-	  "docs/rules.md#attnlegacy_flag_renamed", check_attn_legacy_renamed },
-	{ "attn.legacy_flag_with_attn_implementation", SEV_ERROR,
-	  "a legacy attention flag next to attn_implementation",
-	  "remove the legacy flag; attn_implementation decides",
-	  "docs/rules.md#attnlegacy_flag_with_attn_implementation", check_attn_legacy_with_impl },
-	{ "attn.s2_removed", SEV_ERROR,
-	  "a removed attention feature (s2_attention, flash_attn_rms_norm)",
-	  "remove it and pick a supported attention backend",
-	  "docs/rules.md#attns2_removed", NULL },
-	{ "attn.sage_compute_capability", SEV_ERROR,
-	  "sage attention on a GPU it does not support",
-	  "use flash_attention_2 or sdpa on this GPU",
-	  "docs/rules.md#attnsage_compute_capability", check_attn_sage_cc },
-	{ "attn.sage_full_finetune", SEV_WARNING,
-	  "sage attention in a full fine-tune",
-	  "use an adapter, or another backend",
-	  "docs/rules.md#attnsage_full_finetune", check_attn_sage_fft },
-	{ "attn.scaling_softmax_requires_flex", SEV_ERROR,
-	  "scaling_softmax without flex attention",
-	  "set attn_implementation: flex_attention",
-	  "docs/rules.md#attnscaling_softmax_requires_flex", check_attn_scaling_softmax },
-	{ "batch.batch_size_discouraged", SEV_WARNING,
-	  "batch_size is deprecated",
-	  "set micro_batch_size and gradient_accumulation_steps instead",
-	  "docs/rules.md#batchbatch_size_discouraged", check_batch_bs_discouraged },
-	{ "batch.batch_size_floor_division", SEV_ERROR,
-	  "batch_size that does not divide into accumulation steps",
-	  "set gradient_accumulation_steps instead of batch_size",
-	  "docs/rules.md#batchbatch_size_floor_division", check_batch_bs_floor },
-	{ "batch.dataloader_defaults", SEV_INFO,
-	  "dataloader defaults are filled in",
-	  "set dataloader_num_workers, _pin_memory, _prefetch_factor to change them",
-	  "docs/rules.md#batchdataloader_defaults", check_batch_dataloader },
-	{ "batch.ddp_false_multi_gpu", SEV_WARNING,
-	  "ddp: false on several GPUs",
-	  "remove ddp: false",
-	  "docs/rules.md#batchddp_false_multi_gpu", check_batch_ddp_false },
-	{ "batch.eval_batch_size_default", SEV_INFO,
-	  "eval_batch_size defaults to micro_batch_size",
-	  "set eval_batch_size to change it",
-	  "docs/rules.md#batcheval_batch_size_default", check_batch_eval_default },
-	{ "batch.eval_mbs_mismatch", SEV_WARNING,
-	  "eval_batch_size differs from micro_batch_size",
-	  "use the same value, or accept different memory in evaluation",
-	  "docs/rules.md#batcheval_mbs_mismatch", check_batch_eval_mbs },
-	{ "batch.flattening_auto_resolution", SEV_INFO,
-	  "batch_flattening: auto is resolved",
-	  "set true or false to decide",
-	  "docs/rules.md#batchflattening_auto_resolution", check_batch_flattening_auto },
-	{ "batch.flattening_mbs_one", SEV_WARNING,
-	  "batch_flattening with micro_batch_size 1",
-	  "raise micro_batch_size, or drop batch_flattening",
-	  "docs/rules.md#batchflattening_mbs_one", check_batch_flattening_mbs1 },
-	{ "batch.flattening_requires_varlen_attention", SEV_ERROR,
-	  "batch_flattening without a varlen attention backend",
-	  "set attn_implementation: flash_attention_2",
-	  "docs/rules.md#batchflattening_requires_varlen_attention", check_batch_flattening_varlen },
-	{ "batch.flattening_with_sample_packing", SEV_ERROR,
-	  "batch_flattening and sample_packing together",
-	  "keep one of them",
-	  "docs/rules.md#batchflattening_with_sample_packing", check_batch_flattening_packing },
-	{ "batch.gas_and_batch_size_both_set", SEV_ERROR,
-	  "gradient_accumulation_steps and batch_size are both set",
-	  "keep only one of them",
-	  "docs/rules.md#batchgas_and_batch_size_both_set", check_batch_gas_and_bs },
-	{ "batch.global_batch_world_scaling", SEV_INFO,
-	  "the batch is multiplied by the data-parallel ranks",
-	  "size micro_batch_size and gradient_accumulation_steps for the global batch you want",
-	  "docs/rules.md#batchglobal_batch_world_scaling", check_batch_world_scaling },
-	{ "batch.grpo_generation_divisibility", SEV_ERROR,
-	  "GRPO generations do not divide the generation batch",
-	  "make the generation batch a multiple of trl.num_generations (>= 2)",
-	  "docs/rules.md#batchgrpo_generation_divisibility", check_batch_grpo_divisibility },
-	{ "batch.grpo_sp_group_divisibility", SEV_ERROR,
-	  "GRPO generations do not fit the context-parallel groups",
-	  "choose num_generations dividing micro_batch_size x GPUs / cp",
-	  "docs/rules.md#batchgrpo_sp_group_divisibility", check_batch_grpo_sp },
-	{ "batch.grpo_world_groups", SEV_ERROR,
-	  "GRPO generation batch smaller than num_generations x GPUs",
-	  "raise micro_batch_size x gradient_accumulation_steps or trl.generation_batch_size",
-	  "docs/rules.md#batchgrpo_world_groups", check_batch_grpo_world },
-	{ "batch.two_of_three_required", SEV_ERROR,
-	  "fewer than two of micro_batch_size, gradient_accumulation_steps, batch_size",
-	  "set micro_batch_size and gradient_accumulation_steps",
-	  "docs/rules.md#batchtwo_of_three_required", check_batch_two_of_three },
-	{ "ce.cce_plugin_default_on", SEV_ERROR,
-	  "the CutCrossEntropy plugin on by default in a conflicting config",
-	  "set cut_cross_entropy explicitly",
-	  "docs/rules.md#cecce_plugin_default_on", check_ce_cce_default },
-	{ "ce.cce_with_chunked_ce", SEV_ERROR,
-	  "chunked cross entropy with the CutCrossEntropy plugin",
-	  "remove chunked_cross_entropy",
-	  "docs/rules.md#cecce_with_chunked_ce", check_ce_cce_chunked },
-	{ "ce.liger_ce_and_flce", SEV_ERROR,
-	  "two Liger cross-entropy losses",
-	  "keep liger_fused_linear_cross_entropy only",
-	  "docs/rules.md#celiger_ce_and_flce", check_ce_liger_pair },
-	{ "ce.liger_glu_with_tiled_mlp", SEV_ERROR,
-	  "Liger GLU with tiled_mlp",
-	  "set tiled_mlp_use_original_mlp: true",
-	  "docs/rules.md#celiger_glu_with_tiled_mlp", check_ce_glu_tiled },
-	{ "ce.liger_swiglu_renamed", SEV_WARNING,
-	  "liger_swiglu is renamed",
-	  "rename it to liger_glu_activation",
-	  "docs/rules.md#celiger_swiglu_renamed", check_ce_liger_swiglu },
-	{ "ce.liger_token_scaling_requires_flce", SEV_ERROR,
-	  "Liger token scaling without fused linear cross entropy",
-	  "set liger_fused_linear_cross_entropy: true",
-	  "docs/rules.md#celiger_token_scaling_requires_flce", check_ce_token_scaling },
-	{ "ce.single_optimization", SEV_ERROR,
-	  "more than one cross-entropy optimization",
-	  "keep one of cut_cross_entropy, chunked_cross_entropy, the Liger losses",
-	  "docs/rules.md#cesingle_optimization", check_ce_single },
-	{ "compile.auto_resolution", SEV_INFO,
-	  "torch_compile: auto is resolved",
-	  "set true or false to decide",
-	  "docs/rules.md#compileauto_resolution", check_compile_auto },
-	{ "compile.deepcompile_ignored_with_compile_block", SEV_WARNING,
-	  "deepcompile with a compile block in the DeepSpeed config",
-	  "drop one of them",
-	  "docs/rules.md#compiledeepcompile_ignored_with_compile_block", check_compile_deepcompile_block },
-	{ "compile.deepcompile_requires_deepspeed", SEV_ERROR,
-	  "deepcompile without DeepSpeed",
-	  "set deepspeed, or drop deepcompile",
-	  "docs/rules.md#compiledeepcompile_requires_deepspeed", check_compile_deepcompile },
-	{ "compile.ebft_strided", SEV_ERROR,
-	  "strided EBFT with torch_compile",
-	  "turn torch_compile off",
-	  "docs/rules.md#compileebft_strided", check_compile_ebft },
-	{ "compile.options_disallowed_key", SEV_ERROR,
-	  "a torch_compile_options key Axolotl does not pass",
-	  "remove the key",
-	  "docs/rules.md#compileoptions_disallowed_key", check_compile_options_keys },
-	{ "compile.options_require_compile", SEV_ERROR,
-	  "torch_compile_options without torch_compile",
-	  "set torch_compile: true",
-	  "docs/rules.md#compileoptions_require_compile", check_compile_options_need },
-	{ "cp.glm_dsa_exemption", SEV_WARNING,
-	  "GLM DSA kernels with context parallelism",
-	  "drop the ring attention settings",
-	  "docs/rules.md#cpglm_dsa_exemption", check_cp_glm_dsa },
-	{ "cp.grpo_async", SEV_ERROR,
-	  "asynchronous GRPO with context parallelism",
-	  "turn async_prefetch and use_data_producer off",
-	  "docs/rules.md#cpgrpo_async", check_cp_grpo_async },
-	{ "cp.grpo_liger_loss", SEV_ERROR,
-	  "GRPO Liger loss with context parallelism",
-	  "set trl.use_liger_loss: false",
-	  "docs/rules.md#cpgrpo_liger_loss", check_cp_grpo_liger },
-	{ "cp.heads_k_stride_divides_kv_heads", SEV_ERROR,
-	  "heads_k_stride does not divide the KV heads",
-	  "pick a heads_k_stride that divides the model's KV heads",
-	  "docs/rules.md#cpheads_k_stride_divides_kv_heads", check_cp_heads_k_stride },
-	{ "cp.loss_reporting_note", SEV_WARNING,
-	  "the loss is averaged over the context-parallel group",
-	  "nothing to fix; read the loss accordingly",
-	  "docs/rules.md#cploss_reporting_note", check_cp_loss_note },
-	{ "cp.packing_requires_mbs_one", SEV_ERROR,
-	  "context parallelism with packing needs micro_batch_size 1",
-	  "set micro_batch_size: 1 and raise gradient_accumulation_steps",
-	  "docs/rules.md#cppacking_requires_mbs_one", check_cp_packing_mbs },
-	{ "cp.requires_flash_attention", SEV_ERROR,
-	  "context parallelism without flash attention",
-	  "set attn_implementation: flash_attention_2",
-	  "docs/rules.md#cprequires_flash_attention", check_cp_requires_flash },
-	{ "cp.ring_attn_func_default", SEV_INFO,
-	  "ring_attn_func is chosen for you",
-	  "set ring_attn_func to choose",
-	  "docs/rules.md#cpring_attn_func_default", check_cp_ring_default },
-	{ "cp.ring_attn_func_values", SEV_ERROR,
-	  "a ring_attn_func Axolotl does not know",
-	  "use varlen_llama3 or batch_ring",
-	  "docs/rules.md#cpring_attn_func_values", check_cp_ring_attn_func },
-	{ "cp.sequence_parallel_degree_renamed", SEV_WARNING,
-	  "sequence_parallel_degree is renamed",
-	  "rename it to context_parallel_size",
-	  "docs/rules.md#cpsequence_parallel_degree_renamed", check_cp_spd_renamed },
-	{ "cp.ssm_hybrid_unvalidated", SEV_WARNING,
-	  "context parallelism on a hybrid SSM model",
-	  "test it at small scale first",
-	  "docs/rules.md#cpssm_hybrid_unvalidated", check_cp_ssm_hybrid },
-	{ "cp.world_divisibility", SEV_ERROR,
-	  "context_parallel_size does not divide the GPUs",
-	  "use a context_parallel_size that divides the number of GPUs",
-	  "docs/rules.md#cpworld_divisibility", check_cp_world },
-	{ "deepspeed.bf16_preset_requires_bf16", SEV_ERROR,
-	  "a DeepSpeed config whose hard-coded dtype contradicts the run",
-	  "use deepspeed_configs/zero3.json (bf16/fp16 auto)",
-	  "docs/rules.md#deepspeedbf16_preset_requires_bf16", check_ds_bf16 },
-	{ "deepspeed.hardcoded_value_mismatch", SEV_ERROR,
-	  "a DeepSpeed config with hard-coded batch values that differ from Axolotl's",
-	  "set those JSON fields to \"auto\"",
-	  "docs/rules.md#deepspeedhardcoded_value_mismatch", check_ds_hardcoded },
-	{ "deepspeed.optimizer_block_overrides", SEV_WARNING,
-	  "a DeepSpeed config with its own optimizer or scheduler",
-	  "remove the optimizer/scheduler block from the JSON",
-	  "docs/rules.md#deepspeedoptimizer_block_overrides", check_ds_optimizer_block },
-	{ "deepspeed.single_gpu", SEV_WARNING,
-	  "DeepSpeed on a single GPU",
-	  "remove deepspeed for single-GPU runs",
-	  "docs/rules.md#deepspeedsingle_gpu", check_ds_single_gpu },
-	{ "deepspeed.stage_env", SEV_INFO,
-	  "DeepSpeed is launched with the config's ZeRO stage",
-	  "nothing to fix",
-	  "docs/rules.md#deepspeedstage_env", check_ds_stage_env },
-	{ "deepspeed.unreadable_config", SEV_INFO,
-	  "a DeepSpeed config preflight cannot open",
-	  "pass the file with --deepspeed-config, or use an Axolotl preset",
-	  "docs/rules.md#deepspeedunreadable_config", check_ds_unreadable },
-	{ "deepspeed.zero3_16bit_gather_on_save", SEV_ERROR,
-	  "ZeRO-3 without gathering 16-bit weights on save",
-	  "set gather_16bit_weights_on_model_save: true in the JSON",
-	  "docs/rules.md#deepspeedzero3_16bit_gather_on_save", check_ds_zero3_gather },
-	{ "deprecated.dataset_processes", SEV_WARNING,
-	  "dataset_processes is deprecated", "rename it to dataset_num_proc",
-	  "docs/rules.md#deprecateddataset_processes", NULL },
-	{ "deprecated.evaluation_strategy", SEV_WARNING,
-	  "evaluation_strategy is deprecated", "rename it to eval_strategy",
-	  "docs/rules.md#deprecatedevaluation_strategy", NULL },
-	{ "deprecated.flash_attn_d512_alias", SEV_INFO,
-	  "flash_attn_d512 is read as large_head_attention: auto",
-	  "set large_head_attention: auto",
-	  "docs/rules.md#deprecatedflash_attn_d512_alias", NULL },
-	{ "deprecated.gc_steps", SEV_WARNING,
-	  "gc_steps is deprecated",
-	  "set torch_empty_cache_steps and gc_collect_steps",
-	  "docs/rules.md#deprecatedgc_steps", NULL },
-	{ "deprecated.gemma4_nonexpert_flags", SEV_WARNING,
-	  "gemma4_*_nonexpert flags are deprecated",
-	  "set nonexpert_quantization: fp8_blockwise or nf4",
-	  "docs/rules.md#deprecatedgemma4_nonexpert_flags", NULL },
-	{ "deprecated.rope_scaling_toplevel", SEV_ERROR,
-	  "a top-level rope_scaling is refused",
-	  "move it under model_config: (or overrides_of_model_config:)",
-	  "docs/rules.md#deprecatedrope_scaling_toplevel", NULL },
-	{ "deprecated.unsloth_flags_removed", SEV_ERROR,
-	  "the unsloth_* flags were removed",
-	  "use lora_mlp_kernel, lora_qkv_kernel, lora_o_kernel",
-	  "docs/rules.md#deprecatedunsloth_flags_removed", NULL },
-	{ "ep.hardware", SEV_WARNING,
-	  "expert parallelism off A100/H100 with NVLink",
-	  "expect DeepEP to be slow or unsupported here",
-	  "docs/rules.md#ephardware", check_ep_hardware },
-	{ "ep.must_divide_world", SEV_ERROR,
-	  "expert_parallel_size does not divide the GPUs",
-	  "use an expert_parallel_size that divides the GPUs",
-	  "docs/rules.md#epmust_divide_world", check_ep_divide_world },
-	{ "ep.num_experts_divisible", SEV_ERROR,
-	  "experts not divisible by expert_parallel_size",
-	  "pick an expert_parallel_size that divides the expert count",
-	  "docs/rules.md#epnum_experts_divisible", check_ep_num_experts },
-	{ "ep.partial_without_dp_or_cp", SEV_ERROR,
-	  "partial expert parallelism with tensor parallelism",
-	  "use dp_shard_size or context parallelism with EP",
-	  "docs/rules.md#eppartial_without_dp_or_cp", check_ep_partial },
-	{ "ep.product_equals_world", SEV_ERROR,
-	  "expert x shard x tensor x context sizes differ from the GPUs",
-	  "make ep x dp_shard x tp x cp equal the GPUs",
-	  "docs/rules.md#epproduct_equals_world", check_ep_product },
-	{ "ep.rdma_bytes_warning", SEV_WARNING,
-	  "DeepEP RDMA buffers are on",
-	  "set expert_parallel_num_rdma_bytes: 0 on one node",
-	  "docs/rules.md#eprdma_bytes_warning", check_ep_rdma },
-	{ "ep.requires_plugin", SEV_ERROR,
-	  "expert parallelism without its plugin",
-	  "add axolotl.integrations.expert_parallel.ExpertParallelPlugin to plugins:",
-	  "docs/rules.md#eprequires_plugin", check_ep_requires_plugin },
-	{ "ep.size_minimum", SEV_ERROR,
-	  "expert_parallel_size below 1",
-	  "set expert_parallel_size >= 1",
-	  "docs/rules.md#epsize_minimum", check_ep_size_minimum },
-	{ "ep.token_capacity_minimum", SEV_ERROR,
-	  "expert_parallel_token_capacity below 1",
-	  "set it >= 1 or remove it",
-	  "docs/rules.md#eptoken_capacity_minimum", check_ep_token_capacity },
-	{ "ep.with_tp", SEV_ERROR,
-	  "expert parallelism with tensor parallelism and sharding or context parallelism",
-	  "drop tensor_parallel_size or the other dimension",
-	  "docs/rules.md#epwith_tp", check_ep_with_tp },
-	{ "estimate.model_unknown", SEV_WARNING,
-	  "no memory estimate: the model's architecture is not in the catalog",
-	  "pass the model's config.json (--model-config FILE, or \"model\" in "
-	  "the request context), or use a catalog model's Hugging Face id "
-	  "(GET /v1/catalog/models lists them) as base_model",
-	  "docs/rules.md#estimatemodel_unknown", check_estimate_model_unknown },
-	{ "fsdp.deepspeed_exclusive_legacy", SEV_ERROR,
-	  "deepspeed and the legacy fsdp list together",
-	  "keep one sharding strategy",
-	  "docs/rules.md#fsdpdeepspeed_exclusive_legacy", check_fsdp_deepspeed_legacy },
-	{ "fsdp.deepspeed_with_fsdp_config", SEV_ERROR,
-	  "deepspeed and fsdp_config together",
-	  "keep one sharding strategy",
-	  "docs/rules.md#fsdpdeepspeed_with_fsdp_config", check_fsdp_deepspeed_config },
-	{ "fsdp.empty_config", SEV_WARNING,
-	  "an empty fsdp_config",
-	  "fill fsdp_config, or remove it",
-	  "docs/rules.md#fsdpempty_config", check_fsdp_empty },
-	{ "fsdp.enum_values", SEV_ERROR,
-	  "an FSDP setting outside its allowed values",
-	  "use the documented FSDP values",
-	  "docs/rules.md#fsdpenum_values", check_fsdp_enum_values },
-	{ "fsdp.falcon_unsupported", SEV_ERROR,
-	  "Falcon with the legacy fsdp list",
-	  "use fsdp_config (FSDP2) instead of the fsdp list",
-	  "docs/rules.md#fsdpfalcon_unsupported", check_fsdp_falcon },
-	{ "fsdp.final_state_dict_type_toplevel_ignored", SEV_WARNING,
-	  "a top-level fsdp_final_state_dict_type",
-	  "move it to fsdp_config.final_state_dict_type",
-	  "docs/rules.md#fsdpfinal_state_dict_type_toplevel_ignored", check_fsdp_final_toplevel },
-	{ "fsdp.fp32_norm_classes_ignored", SEV_WARNING,
-	  "fp32_norm_classes without fp32_norms",
-	  "set fp32_norms: true",
-	  "docs/rules.md#fsdpfp32_norm_classes_ignored", check_fsdp_fp32_classes },
-	{ "fsdp.fp32_norms_requires_fsdp2", SEV_ERROR,
-	  "fp32_norms without FSDP2",
-	  "set fsdp_version: 2",
-	  "docs/rules.md#fsdpfp32_norms_requires_fsdp2", check_fsdp_fp32_norms_v2 },
-	{ "fsdp.fp32_norms_requires_fsdp_config", SEV_ERROR,
-	  "fp32_norms without fsdp_config",
-	  "add fsdp_config with fsdp_version: 2",
-	  "docs/rules.md#fsdpfp32_norms_requires_fsdp_config", check_fsdp_fp32_norms_config },
-	{ "fsdp.fsdp2_quantized_preference_rl", SEV_ERROR,
-	  "quantized preference RL under FSDP2",
-	  "drop load_in_4bit/8bit or FSDP2",
-	  "docs/rules.md#fsdpfsdp2_quantized_preference_rl", check_fsdp_fsdp2_quant_rl },
-	{ "fsdp.fsdp2_torch_version", SEV_ERROR,
-	  "FSDP2 on torch older than 2.7",
-	  "upgrade torch, or use fsdp_version: 1",
-	  "docs/rules.md#fsdpfsdp2_torch_version", check_fsdp_fsdp2_torch },
-	{ "fsdp.gpt_oss_mxfp4_ram_loading", SEV_ERROR,
-	  "Mxfp4 with cpu_ram_efficient_loading",
-	  "set cpu_ram_efficient_loading: false",
-	  "docs/rules.md#fsdpgpt_oss_mxfp4_ram_loading", check_fsdp_mxfp4_ram },
-	{ "fsdp.legacy_list_deprecated", SEV_WARNING,
-	  "the legacy fsdp list",
-	  "use fsdp_version and fsdp_config",
-	  "docs/rules.md#fsdplegacy_list_deprecated", check_fsdp_legacy_list },
-	{ "fsdp.legacy_list_type", SEV_ERROR,
-	  "fsdp that is not a list of words",
-	  "write fsdp: [full_shard, auto_wrap]",
-	  "docs/rules.md#fsdplegacy_list_type", check_fsdp_legacy_type },
-	{ "fsdp.legacy_list_without_fsdp_config", SEV_ERROR,
-	  "the fsdp list without fsdp_config",
-	  "add fsdp_config, or drop the fsdp list",
-	  "docs/rules.md#fsdplegacy_list_without_fsdp_config", check_fsdp_legacy_no_config },
-	{ "fsdp.offload_with_cp_torchao_optimizer", SEV_WARNING,
-	  "param offload with context parallelism and a torchao low-bit optimizer",
-	  "drop offload_params or use another optimizer",
-	  "docs/rules.md#fsdpoffload_with_cp_torchao_optimizer", check_fsdp_offload_cp_ao },
-	{ "fsdp.pin_memory_off_requires_fsdp2", SEV_ERROR,
-	  "cpu_offload_pin_memory: false without FSDP2",
-	  "set fsdp_version: 2",
-	  "docs/rules.md#fsdppin_memory_off_requires_fsdp2", check_fsdp_pin_fsdp2 },
-	{ "fsdp.pin_memory_off_requires_offload", SEV_ERROR,
-	  "cpu_offload_pin_memory: false without param offload",
-	  "set offload_params: true",
-	  "docs/rules.md#fsdppin_memory_off_requires_offload", check_fsdp_pin_offload },
-	{ "fsdp.prefixed_keys_renamed", SEV_WARNING,
-	  "fsdp_config keys with the old fsdp_ prefix",
-	  "drop the fsdp_ prefix",
-	  "docs/rules.md#fsdpprefixed_keys_renamed", check_fsdp_prefixed },
-	{ "fsdp.relora_unsupported", SEV_ERROR,
-	  "ReLoRA with FSDP or DeepSpeed",
-	  "drop relora or the sharding",
-	  "docs/rules.md#fsdprelora_unsupported", check_fsdp_relora },
-	{ "fsdp.sharded_final_save", SEV_INFO,
-	  "the final save is sharded",
-	  "set final_state_dict_type: FULL_STATE_DICT for one file",
-	  "docs/rules.md#fsdpsharded_final_save", check_fsdp_sharded_save },
-	{ "fsdp.size_wrap_needs_min_num_params", SEV_ERROR,
-	  "SIZE_BASED_WRAP without min_num_params",
-	  "set fsdp_config.min_num_params",
-	  "docs/rules.md#fsdpsize_wrap_needs_min_num_params", check_fsdp_size_wrap },
-	{ "fsdp.unknown_fsdp_config_key", SEV_WARNING,
-	  "an fsdp_config key Axolotl does not know",
-	  "fix the key, or remove it (FSDP2: reshard_after_forward)",
-	  "docs/rules.md#fsdpunknown_fsdp_config_key", check_fsdp_unknown_key },
-	{ "fsdp.v1_deprecated", SEV_WARNING,
-	  "FSDP1 is deprecated",
-	  "set fsdp_version: 2",
-	  "docs/rules.md#fsdpv1_deprecated", check_fsdp_v1 },
-	{ "fsdp.version_conflict", SEV_ERROR,
-	  "two different fsdp_version values",
-	  "write fsdp_version once, at the top level",
-	  "docs/rules.md#fsdpversion_conflict", check_fsdp_version_conflict },
-	{ "fsdp.version_default_pinned", SEV_INFO,
-	  "no fsdp_version: FSDP1 is pinned",
-	  "set fsdp_version: 2 (or 1) explicitly",
-	  "docs/rules.md#fsdpversion_default_pinned", check_fsdp_version_pinned },
-	{ "fsdp.version_in_fsdp_config", SEV_INFO,
-	  "fsdp_version inside fsdp_config is moved up",
-	  "write fsdp_version at the top level",
-	  "docs/rules.md#fsdpversion_in_fsdp_config", check_fsdp_version_nested },
-	{ "fsdp.version_only_nested", SEV_WARNING,
-	  "FSDP2 declared only inside fsdp_config",
-	  "write fsdp_version: 2 at the top level",
-	  "docs/rules.md#fsdpversion_only_nested", check_fsdp_version_only_nested },
-	{ "fsdp.version_values", SEV_ERROR,
-	  "an fsdp_version other than 1 or 2",
-	  "set fsdp_version: 1 or 2",
-	  "docs/rules.md#fsdpversion_values", check_fsdp_version_values },
-	{ "gc.activation_offloading_requires_gc", SEV_ERROR,
-	  "activation offloading without gradient checkpointing",
-	  "set gradient_checkpointing: true",
-	  "docs/rules.md#gcactivation_offloading_requires_gc", check_gc_offload_requires_gc },
-	{ "gc.dpo_lora_ddp_hint", SEV_WARNING,
-	  "DPO LoRA under DDP with reentrant checkpointing",
-	  "set gradient_checkpointing_kwargs.use_reentrant: false",
-	  "docs/rules.md#gcdpo_lora_ddp_hint", check_gc_dpo_lora_ddp },
-	{ "gc.gemma4_ddp_defaults", SEV_WARNING,
-	  "Gemma-4 overrides the checkpointing and DDP defaults",
-	  "nothing to fix; know that it happens",
-	  "docs/rules.md#gcgemma4_ddp_defaults", check_gc_gemma4 },
-	{ "gc.hidden_states_offload", SEV_INFO,
-	  "hidden_states offloading sets use_reentrant: false",
-	  "nothing to fix",
-	  "docs/rules.md#gchidden_states_offload", check_gc_hidden_states },
-	{ "gc.layer_offloading_cuda", SEV_WARNING,
-	  "layer_offloading where it does not help",
-	  "use it on CUDA with an adapter",
-	  "docs/rules.md#gclayer_offloading_cuda", check_gc_layer_offloading },
-	{ "gc.mpt_unsupported", SEV_ERROR,
-	  "gradient checkpointing on MPT",
-	  "set gradient_checkpointing: false",
-	  "docs/rules.md#gcmpt_unsupported", check_gc_mpt },
-	{ "gc.nemotron_h_requires_packing", SEV_ERROR,
-	  "Nemotron-H checkpointing without sample packing",
-	  "set sample_packing: true",
-	  "docs/rules.md#gcnemotron_h_requires_packing", check_gc_nemotron_h },
-	{ "gc.offload_value_renamed", SEV_WARNING,
-	  "gradient_checkpointing: offload is an old spelling",
-	  "set gradient_checkpointing: true and activation_offloading",
-	  "docs/rules.md#gcoffload_value_renamed", check_gc_offload_renamed },
-	{ "gc.reentrant_with_partial_freeze", SEV_ERROR,
-	  "reentrant checkpointing with unfrozen_parameters",
-	  "set gradient_checkpointing_kwargs.use_reentrant: false",
-	  "docs/rules.md#gcreentrant_with_partial_freeze", check_gc_reentrant_freeze },
-	{ "gc.rl_qlora_multi_gpu_reentrant", SEV_ERROR,
-	  "multi-GPU RL QLoRA with reentrant checkpointing",
-	  "set gradient_checkpointing_kwargs.use_reentrant: false",
-	  "docs/rules.md#gcrl_qlora_multi_gpu_reentrant", check_gc_rl_qlora_reentrant },
-	{ "gc.selective_matmul_with_adapter", SEV_ERROR,
-	  "selective checkpointing of matmuls with an adapter",
-	  "save only attention",
-	  "docs/rules.md#gcselective_matmul_with_adapter", check_gc_selective_matmul },
-	{ "gc.selective_offload_mode", SEV_ERROR,
-	  "selective checkpointing with the wrong offload mode",
-	  "set activation_offloading: hidden_states",
-	  "docs/rules.md#gcselective_offload_mode", check_gc_selective_offload },
-	{ "gc.selective_requires_gc", SEV_ERROR,
-	  "selective checkpointing without gradient checkpointing",
-	  "set gradient_checkpointing: true",
-	  "docs/rules.md#gcselective_requires_gc", check_gc_selective_gc },
-	{ "gc.selective_requires_non_reentrant", SEV_ERROR,
-	  "selective checkpointing with reentrant checkpointing",
-	  "set gradient_checkpointing_kwargs.use_reentrant: false",
-	  "docs/rules.md#gcselective_requires_non_reentrant", check_gc_selective_reentrant },
-	{ "gc.selective_with_compile", SEV_WARNING,
-	  "selective checkpointing with torch_compile",
-	  "test it, or drop one",
-	  "docs/rules.md#gcselective_with_compile", check_gc_selective_compile },
-	{ "gc.use_reentrant_default", SEV_INFO,
-	  "use_reentrant is chosen for you",
-	  "set gradient_checkpointing_kwargs.use_reentrant",
-	  "docs/rules.md#gcuse_reentrant_default", check_gc_reentrant_default },
-	{ "lora_kernels.auto_enable", SEV_INFO,
-	  "the LoRA kernels are turned on for you",
-	  "set lora_*_kernel: false to keep them off",
-	  "docs/rules.md#lora_kernelsauto_enable", check_lora_kernels_auto },
-	{ "lora_kernels.fsdp1_multi_gpu", SEV_ERROR,
-	  "LoRA kernels with FSDP1 on several GPUs",
-	  "set fsdp_version: 2 at the top level",
-	  "docs/rules.md#lora_kernelsfsdp1_multi_gpu", check_lora_kernels_fsdp1 },
-	{ "lora_kernels.lora_8bit", SEV_ERROR,
-	  "LoRA kernels with an 8-bit LoRA",
-	  "remove the lora_*_kernel flags, or use 4-bit QLoRA",
-	  "docs/rules.md#lora_kernelslora_8bit", check_lora_kernels_8bit },
-	{ "lora_kernels.nvfp4_merge_aware_conflict", SEV_ERROR,
-	  "nvfp4_merge_aware with LoRA kernels",
-	  "set the lora_*_kernel flags to false",
-	  "docs/rules.md#lora_kernelsnvfp4_merge_aware_conflict", check_lora_kernels_nvfp4 },
-	{ "lora_kernels.rl_not_supported", SEV_WARNING,
-	  "LoRA kernels with an RL trainer",
-	  "set the lora_*_kernel flags to false",
-	  "docs/rules.md#lora_kernelsrl_not_supported", check_lora_kernels_rl },
-	{ "lora_kernels.trust_remote_code", SEV_ERROR,
-	  "LoRA kernels with trust_remote_code",
-	  "remove the lora_*_kernel flags",
-	  "docs/rules.md#lora_kernelstrust_remote_code", check_lora_kernels_remote },
-	{ "memory.cpu_offload_exceeds_host", SEV_WARNING,
-	  "what the run offloads to host memory exceeds the node's RAM",
-	  "offload less (optimizer only, not parameters), use more nodes, or "
-	  "shard over more GPUs",
-	  "docs/rules.md#memorycpu_offload_exceeds_host", check_memory_host },
-	{ "memory.exceeds_capacity", SEV_ERROR,
-	  "the estimated per-GPU peak memory exceeds the GPU's memory",
-	  "shard the model (ZeRO-3 or FSDP), use LoRA or QLoRA, turn on "
-	  "gradient_checkpointing, lower micro_batch_size or sequence_len, or "
-	  "use more GPUs",
-	  "docs/rules.md#memoryexceeds_capacity", check_memory_exceeds },
-	{ "memory.low_headroom", SEV_WARNING,
-	  "the estimated per-GPU peak leaves under 10% of the GPU's memory free",
-	  "leave room for fragmentation and longer samples: the same changes "
-	  "as for memory.exceeds_capacity",
-	  "docs/rules.md#memorylow_headroom", check_memory_headroom },
-	{ "moe.experts_implementation_fallback", SEV_WARNING,
-	  "experts_implementation does not match the kernel flags",
-	  "set use_scattermoe/use_sonicmoe to match, or eager",
-	  "docs/rules.md#moeexperts_implementation_fallback", check_moe_experts_impl },
-	{ "moe.quantize_experts_cuda_only", SEV_ERROR,
-	  "quantized MoE experts on a non-NVIDIA GPU",
-	  "run on NVIDIA GPUs, or drop quantize_moe_experts",
-	  "docs/rules.md#moequantize_experts_cuda_only", check_moe_quant_cuda },
-	{ "moe.quantize_experts_fsdp2_ram_loading", SEV_WARNING,
-	  "quantized MoE experts with FSDP2 RAM-efficient loading",
-	  "set cpu_ram_efficient_loading: false",
-	  "docs/rules.md#moequantize_experts_fsdp2_ram_loading", check_moe_quant_fsdp2_ram },
-	{ "moe.quantize_experts_requires_adapter", SEV_ERROR,
-	  "quantized MoE experts without a LoRA adapter",
-	  "set adapter: lora or qlora",
-	  "docs/rules.md#moequantize_experts_requires_adapter", check_moe_quant_adapter },
-	{ "moe.quantize_experts_requires_kbit", SEV_ERROR,
-	  "quantized MoE experts without 4/8-bit loading",
-	  "set load_in_4bit: true",
-	  "docs/rules.md#moequantize_experts_requires_kbit", check_moe_quant_kbit },
-	{ "moe.quantize_experts_target_linear", SEV_ERROR,
-	  "quantized MoE experts with lora_target_linear",
-	  "remove lora_target_linear",
-	  "docs/rules.md#moequantize_experts_target_linear", check_moe_quant_target_linear },
-	{ "moe.scattermoe_sonicmoe_exclusive", SEV_ERROR,
-	  "ScatterMoE and SonicMoE together",
-	  "keep one MoE kernel",
-	  "docs/rules.md#moescattermoe_sonicmoe_exclusive", check_moe_scatter_sonic },
-	{ "moe.target_parameters_dropout", SEV_ERROR,
-	  "lora_target_parameters with LoRA dropout",
-	  "set lora_dropout: 0",
-	  "docs/rules.md#moetarget_parameters_dropout", check_moe_target_params_dropout },
-	{ "optim.adamw_params_without_adamw", SEV_WARNING,
-	  "adam_* settings with a non-AdamW optimizer",
-	  "remove them, or use an AdamW optimizer",
-	  "docs/rules.md#optimadamw_params_without_adamw", check_optim_adamw_params },
-	{ "optim.adopt_torch_version", SEV_ERROR,
-	  "ADOPT on torch older than 2.5.1",
-	  "upgrade torch, or pick another optimizer",
-	  "docs/rules.md#optimadopt_torch_version", check_optim_adopt_torch },
-	{ "optim.ao_deprecated", SEV_WARNING,
-	  "ao_adamw_* optimizers are deprecated",
-	  "use adamw_torch_4bit or adamw_torch_8bit",
-	  "docs/rules.md#optimao_deprecated", check_optim_ao },
-	{ "optim.flash_optimizers_sharding", SEV_ERROR,
-	  "a flash_* optimizer with DeepSpeed or FSDP1",
-	  "use DDP or FSDP2",
-	  "docs/rules.md#optimflash_optimizers_sharding", check_optim_flash_sharding },
-	{ "optim.fsdp1_offload_8bit", SEV_ERROR,
-	  "an 8-bit optimizer with FSDP1 param offload",
-	  "use fsdp_version: 2 with adamw_torch_8bit, or offload_params: false",
-	  "docs/rules.md#optimfsdp1_offload_8bit", check_optim_fsdp1_offload_8bit },
-	{ "optim.fsdp2_bnb_8bit", SEV_ERROR,
-	  "bitsandbytes 8-bit AdamW under FSDP2",
-	  "set optimizer: adamw_torch_8bit",
-	  "docs/rules.md#optimfsdp2_bnb_8bit", NULL },
-	{ "optim.muon_sharding", SEV_ERROR,
-	  "Muon with DeepSpeed or FSDP1",
-	  "use DDP or FSDP2 (fsdp_version: 2)",
-	  "docs/rules.md#optimmuon_sharding", check_optim_muon_sharding },
-	{ "optim.qgalore_adapter", SEV_ERROR,
-	  "Q-GaLore with an adapter",
-	  "remove the adapter or pick another optimizer",
-	  "docs/rules.md#optimqgalore_adapter", check_optim_qgalore_adapter },
-	{ "optim.qgalore_fp32_and_targets", SEV_WARNING,
-	  "Q-GaLore in fp32",
-	  "write bf16: true",
-	  "docs/rules.md#optimqgalore_fp32_and_targets", check_optim_qgalore_fp32 },
-	{ "optim.qgalore_sharding", SEV_ERROR,
-	  "Q-GaLore with DeepSpeed, FSDP1, or FSDP2 without use_orig_params",
-	  "use DDP, or FSDP2 with use_orig_params: true",
-	  "docs/rules.md#optimqgalore_sharding", check_optim_qgalore_sharding },
-	{ "packing.buffer_size_renamed", SEV_WARNING,
-	  "pretrain_multipack_buffer_size is renamed",
-	  "rename it to streaming_multipack_buffer_size",
-	  "docs/rules.md#packingbuffer_size_renamed", check_packing_buffer_renamed },
-	{ "packing.causal_lm_eval_conflict", SEV_ERROR,
-	  "causal LM evaluation with packed evaluation",
-	  "set eval_sample_packing: false",
-	  "docs/rules.md#packingcausal_lm_eval_conflict", check_packing_causal_lm_eval },
-	{ "packing.cudagraphs_dynamic_shapes", SEV_WARNING,
-	  "CUDA graphs with sample packing",
-	  "drop triton.cudagraphs or sample_packing",
-	  "docs/rules.md#packingcudagraphs_dynamic_shapes", check_packing_cudagraphs },
-	{ "packing.eval_sample_packing_default", SEV_INFO,
-	  "sample_packing also packs evaluation",
-	  "set eval_sample_packing: false to evaluate unpacked",
-	  "docs/rules.md#packingeval_sample_packing_default", check_packing_eval_default },
-	{ "packing.eval_table_size_conflict", SEV_ERROR,
-	  "eval_table_size with packed evaluation",
-	  "set eval_sample_packing: false",
-	  "docs/rules.md#packingeval_table_size_conflict", check_packing_eval_table },
-	{ "packing.fp16_full_finetune_without_flash", SEV_WARNING,
-	  "fp16 full fine-tune with packing and no flash attention",
-	  "use bf16, an adapter, or flash attention",
-	  "docs/rules.md#packingfp16_full_finetune_without_flash", check_packing_fp16_fft },
-	{ "packing.kto_incompatible", SEV_ERROR,
-	  "KTO with sample packing, or without remove_unused_columns: false",
-	  "drop the packing keys and set remove_unused_columns: false",
-	  "docs/rules.md#packingkto_incompatible", check_packing_kto },
-	{ "packing.max_packed_sequence_len_removed", SEV_ERROR,
-	  "max_packed_sequence_len was removed",
-	  "set sample_packing: true and sequence_len",
-	  "docs/rules.md#packingmax_packed_sequence_len_removed", NULL },
-	{ "packing.no_decontaminating_backend", SEV_WARNING,
-	  "packing with a backend that may mix samples",
-	  "use flash_attention_2, sdpa or eager with packing",
-	  "docs/rules.md#packingno_decontaminating_backend", check_packing_decontaminate },
-	{ "packing.pad_to_sequence_len_default", SEV_INFO,
-	  "sample_packing sets pad_to_sequence_len",
-	  "set pad_to_sequence_len: true",
-	  "docs/rules.md#packingpad_to_sequence_len_default", check_packing_pad_default },
-	{ "packing.remove_unused_columns_autoset", SEV_INFO,
-	  "Axolotl sets remove_unused_columns: false",
-	  "set it yourself to silence this",
-	  "docs/rules.md#packingremove_unused_columns_autoset", check_packing_ruc },
-	{ "packing.rl_incompatible", SEV_ERROR,
-	  "sample packing with an RL / preference trainer",
-	  "set sample_packing: false",
-	  "docs/rules.md#packingrl_incompatible", check_packing_rl },
-	{ "packing.sage_without_padding", SEV_WARNING,
-	  "sage attention without padding",
-	  "set pad_to_sequence_len: true",
-	  "docs/rules.md#packingsage_without_padding", check_packing_sage_padding },
-	{ "packing.sdpa_bf16_not_hopper", SEV_WARNING,
-	  "packed sdpa in bf16 off Hopper",
-	  "use flash_attention_2 for packing on this GPU",
-	  "docs/rules.md#packingsdpa_bf16_not_hopper", check_packing_sdpa_bf16 },
-	{ "packing.sdpa_varlen_inert", SEV_WARNING,
-	  "sdpa_varlen that does nothing",
-	  "use it with sample_packing on torch 2.10+",
-	  "docs/rules.md#packingsdpa_varlen_inert", check_packing_sdpa_varlen },
-	{ "packing.streaming_multiple_datasets", SEV_ERROR,
-	  "streaming packing over several datasets",
-	  "stream one dataset, or turn off sample_packing",
-	  "docs/rules.md#packingstreaming_multiple_datasets", check_packing_streaming_multi },
-	{ "parallel.ddp_with_tp_or_cp", SEV_ERROR,
-	  "dp_replicate_size without dp_shard_size next to tensor or context parallelism",
-	  "set dp_shard_size too, or drop dp_replicate_size",
-	  "docs/rules.md#parallelddp_with_tp_or_cp", check_parallel_ddp_tp_cp },
-	{ "parallel.deepspeed_only_tp", SEV_WARNING,
-	  "DeepSpeed with FSDP-only parallel sizes",
-	  "drop dp_shard/dp_replicate/expert sizes, or use FSDP2",
-	  "docs/rules.md#paralleldeepspeed_only_tp", check_parallel_ds_only_tp },
-	{ "parallel.dp_shard_without_fsdp", SEV_ERROR,
-	  "dp_shard_size without FSDP",
-	  "add fsdp_config with fsdp_version: 2, or remove dp_shard_size",
-	  "docs/rules.md#paralleldp_shard_without_fsdp", check_parallel_dp_shard_no_fsdp },
-	{ "parallel.fsdp1_ignores_nd_layout", SEV_WARNING,
-	  "FSDP1 ignores the N-D layout",
-	  "set fsdp_version: 2",
-	  "docs/rules.md#parallelfsdp1_ignores_nd_layout", check_parallel_fsdp1_nd },
-	{ "parallel.nd_product_mismatch", SEV_ERROR,
-	  "parallel sizes do not multiply to the number of GPUs",
-	  "make dp_replicate x dp_shard x tp x cp equal the GPUs",
-	  "docs/rules.md#parallelnd_product_mismatch", check_parallel_nd_product },
-	{ "parallel.replicate_leftover_without_fsdp", SEV_ERROR,
-	  "parallel sizes leave GPUs unassigned without FSDP",
-	  "add FSDP, or make the sizes cover every GPU",
-	  "docs/rules.md#parallelreplicate_leftover_without_fsdp", check_parallel_replicate_leftover },
-	{ "parallel.tp_bnb_8bit_optimizer", SEV_WARNING,
-	  "a bitsandbytes 8-bit optimizer with tensor parallelism",
-	  "use adamw_torch_8bit",
-	  "docs/rules.md#paralleltp_bnb_8bit_optimizer", check_parallel_tp_bnb },
-	{ "parallel.tp_deepspeed_autotp_patch", SEV_INFO,
-	  "DeepSpeed AutoTP is configured for you",
-	  "nothing to fix",
-	  "docs/rules.md#paralleltp_deepspeed_autotp_patch", check_parallel_tp_autotp },
-	{ "parallel.tp_liger_flce", SEV_ERROR,
-	  "Liger fused linear cross entropy with tensor parallelism",
-	  "set liger_fused_linear_cross_entropy: false",
-	  "docs/rules.md#paralleltp_liger_flce", check_parallel_tp_liger_flce },
-	{ "parallel.tp_liger_rms_norm", SEV_ERROR,
-	  "Liger RMSNorm with tensor parallelism",
-	  "set liger_rms_norm: false",
-	  "docs/rules.md#paralleltp_liger_rms_norm", check_parallel_tp_liger_rms },
-	{ "parallel.tp_tied_embeddings", SEV_ERROR,
-	  "tensor parallelism on a model with tied embeddings",
-	  "drop tensor_parallel_size for this model",
-	  "docs/rules.md#paralleltp_tied_embeddings", check_parallel_tp_tied },
-	{ "perf.comm_bound", SEV_WARNING,
-	  "collective traffic takes longer than the compute it should hide behind",
-	  "keep sharding inside a node (HSDP: dp_shard_size = GPUs per node), "
-	  "raise gradient_accumulation_steps, or use a faster interconnect",
-	  "docs/rules.md#perfcomm_bound", check_perf_comm_bound },
-	{ "perf.tp_across_nodes", SEV_WARNING,
-	  "tensor parallelism spans nodes: its per-layer all-reduces cross the slow link",
-	  "keep tensor_parallel_size within the GPUs of one node and use data "
-	  "or context parallelism across nodes",
-	  "docs/rules.md#perftp_across_nodes", check_perf_tp_nodes },
-	{ "platform.memory_limits_exclusive", SEV_ERROR,
-	  "max_memory and gpu_memory_limit together",
-	  "keep one of them",
-	  "docs/rules.md#platformmemory_limits_exclusive", check_platform_memory_limits },
-	{ "platform.rocm_deepspeed", SEV_WARNING,
-	  "DeepSpeed on AMD GPUs",
-	  "use a ROCm DeepSpeed build, or FSDP",
-	  "docs/rules.md#platformrocm_deepspeed", check_platform_rocm_ds },
-	{ "platform.rocm_xformers", SEV_WARNING,
-	  "xformers on AMD GPUs",
-	  "use sdpa or flash_attention_2",
-	  "docs/rules.md#platformrocm_xformers", check_platform_rocm_xformers },
-	{ "policy.allowed_gpus", SEV_ERROR,
-	  "a GPU the policy does not allow",
-	  "use one of the policy's allowed_gpus",
-	  "docs/rules.md#policyallowed_gpus", NULL },
-	{ "policy.inline_suppression", SEV_ERROR,
-	  "an inline suppression where the policy forbids them",
-	  "remove the marker",
-	  "docs/rules.md#policyinline_suppression", NULL },
-	{ "policy.max_gpus", SEV_ERROR,
-	  "more GPUs than the policy allows",
-	  "ask for fewer GPUs",
-	  "docs/rules.md#policymax_gpus", NULL },
-	{ "policy.require_bf16", SEV_ERROR,
-	  "a run that is not bf16 where the policy requires it",
-	  "set bf16: true on a GPU with bf16",
-	  "docs/rules.md#policyrequire_bf16", NULL },
-	{ "precision.bf16_and_fp16_both_true", SEV_WARNING,
-	  "bf16 and fp16 both on",
-	  "keep one of them",
-	  "docs/rules.md#precisionbf16_and_fp16_both_true", check_precision_both },
-	{ "precision.bf16_auto_resolution", SEV_INFO,
-	  "bf16: auto is resolved from the GPU",
-	  "set bf16: true or false to decide",
-	  "docs/rules.md#precisionbf16_auto_resolution", check_precision_bf16_auto },
-	{ "precision.bf16_full_rejected", SEV_ERROR,
-	  "bf16 set to a string other than auto",
-	  "use bf16: true, false or auto",
-	  "docs/rules.md#precisionbf16_full_rejected", check_precision_bf16_full },
-	{ "precision.bf16_unsupported_gpu", SEV_WARNING,
-	  "bf16 on a GPU without bf16",
-	  "set bf16: false and fp16: true",
-	  "docs/rules.md#precisionbf16_unsupported_gpu", check_precision_bf16_gpu },
-	{ "precision.cce_requires_half", SEV_ERROR,
-	  "Cut Cross Entropy without bf16 or fp16 written",
-	  "write bf16: true (or auto)",
-	  "docs/rules.md#precisioncce_requires_half", check_precision_cce_half },
-	{ "precision.fp8_all_gather_requires_fsdp2", SEV_ERROR,
-	  "fp8 FSDP all-gather without a top-level fsdp_version: 2",
-	  "set fsdp_version: 2 at the top level",
-	  "docs/rules.md#precisionfp8_all_gather_requires_fsdp2", check_precision_fp8_all_gather },
-	{ "precision.fp8_ddp_compile", SEV_WARNING,
-	  "fp8 and torch_compile under plain DDP",
-	  "use FSDP2",
-	  "docs/rules.md#precisionfp8_ddp_compile", check_precision_fp8_ddp },
-	{ "precision.fp8_fsdp_activation_checkpointing", SEV_WARNING,
-	  "fp8 with FSDP activation checkpointing",
-	  "use gradient_checkpointing instead",
-	  "docs/rules.md#precisionfp8_fsdp_activation_checkpointing", check_precision_fp8_fsdp_ac },
-	{ "precision.fp8_gpu_support", SEV_ERROR,
-	  "fp8 training on a GPU without fp8",
-	  "set fp8: false, or use a Hopper-class GPU",
-	  "docs/rules.md#precisionfp8_gpu_support", check_precision_fp8_gpu },
-	{ "precision.fp8_without_compile", SEV_WARNING,
-	  "fp8 without torch_compile",
-	  "set torch_compile: true",
-	  "docs/rules.md#precisionfp8_without_compile", check_precision_fp8_compile },
-	{ "precision.tf32_auto", SEV_INFO,
-	  "tf32: auto is resolved from the GPU",
-	  "set tf32 to decide",
-	  "docs/rules.md#precisiontf32_auto", check_precision_tf32 },
-	{ "quant.fsdp_qlora_model_types", SEV_WARNING,
-	  "FSDP QLoRA on an undocumented architecture",
-	  "test at small scale first",
-	  "docs/rules.md#quantfsdp_qlora_model_types", check_quant_fsdp_qlora_types },
-	{ "quant.fsdp_qlora_quant_storage", SEV_WARNING,
-	  "FSDP QLoRA storage dtype differs from the training dtype",
-	  "set bnb_4bit_quant_storage to the training dtype",
-	  "docs/rules.md#quantfsdp_qlora_quant_storage", check_quant_fsdp_storage },
-	{ "quant.kbit_requires_adapter", SEV_ERROR,
-	  "a quantized model without an adapter",
-	  "set adapter: qlora (4-bit) or lora (8-bit)",
-	  "docs/rules.md#quantkbit_requires_adapter", check_quant_kbit_adapter },
-	{ "quant.model_quant_config_vs_bnb", SEV_ERROR,
-	  "model_quantization_config with bitsandbytes loading",
-	  "keep one quantization",
-	  "docs/rules.md#quantmodel_quant_config_vs_bnb", check_quant_config_vs_bnb },
-	{ "quant.qat_conflicts", SEV_ERROR,
-	  "QAT with peft or bitsandbytes loading",
-	  "drop peft / load_in_4bit / load_in_8bit",
-	  "docs/rules.md#quantqat_conflicts", check_quant_qat_conflicts },
-	{ "quant.qat_dtype_values", SEV_ERROR,
-	  "a QAT dtype Axolotl does not know",
-	  "use int4, int8, float8_e4m3fn, fp8, float8, nvfp4 or mxfp4",
-	  "docs/rules.md#quantqat_dtype_values", check_quant_qat_dtype },
-	{ "quant.qlora_requires_4bit", SEV_ERROR,
-	  "QLoRA with the wrong quantization",
-	  "set load_in_4bit: true and unset load_in_8bit and gptq",
-	  "docs/rules.md#quantqlora_requires_4bit", check_quant_qlora_4bit },
-	{ "quant.qlora_sharded_loading_inert", SEV_WARNING,
-	  "qlora_sharded_model_loading without its prerequisites",
-	  "use it with FSDP, QLoRA and cpu_ram_efficient_loading",
-	  "docs/rules.md#quantqlora_sharded_loading_inert", check_quant_sharded_loading },
-	{ "quant.qlora_zero3_non_reentrant", SEV_WARNING,
-	  "QLoRA under ZeRO-3 with non-reentrant checkpointing",
-	  "set use_reentrant: true",
-	  "docs/rules.md#quantqlora_zero3_non_reentrant", check_quant_qlora_zero3 },
-	{ "ray.batch_derivation_on_worker", SEV_INFO,
-	  "with Ray the batch is derived on the workers",
-	  "nothing to fix",
-	  "docs/rules.md#raybatch_derivation_on_worker", check_ray_batch },
-	{ "ray.bf16_auto_unresolved", SEV_ERROR,
-	  "Ray with bf16: auto on GPUs without bf16",
-	  "set bf16: false and fp16: true",
-	  "docs/rules.md#raybf16_auto_unresolved", check_ray_bf16 },
-	{ "ray.capability_checks_deferred", SEV_INFO,
-	  "Ray runs capability checks on the workers",
-	  "check with the workers' GPU",
-	  "docs/rules.md#raycapability_checks_deferred", check_ray_deferred },
-	{ "ray.world_size_is_num_workers", SEV_INFO,
-	  "with Ray the world size is ray_num_workers",
-	  "set ray_num_workers",
-	  "docs/rules.md#rayworld_size_is_num_workers", check_ray_world },
-	{ "report.truncated", SEV_INFO,
-	  "more findings than a report keeps (1,000)",
-	  "fix the findings listed, or check the config in parts; the counts "
-	  "and the verdict cover every finding",
-	  "docs/rules.md#reporttruncated", NULL },
-	{ "save.best_requires_metric", SEV_ERROR,
-	  "save_strategy: best without metric_for_best_model",
-	  "set metric_for_best_model (e.g. eval_loss)",
-	  "docs/rules.md#savebest_requires_metric", check_save_best_metric },
-	{ "save.early_stopping_steps", SEV_ERROR,
-	  "early stopping without matching save and eval steps",
-	  "set save_steps as a multiple of eval_steps",
-	  "docs/rules.md#saveearly_stopping_steps", check_save_early_stopping },
-	{ "save.safetensors_false", SEV_ERROR,
-	  "save_safetensors: false",
-	  "remove save_safetensors",
-	  "docs/rules.md#savesafetensors_false", check_save_safetensors },
-	{ "save.saves_per_epoch_conversion", SEV_INFO,
-	  "saves_per_epoch becomes save_steps",
-	  "nothing to fix",
-	  "docs/rules.md#savesaves_per_epoch_conversion", check_save_per_epoch },
-	{ "save.strategy_steps_mismatch", SEV_ERROR,
-	  "save_steps with another save_strategy, or with saves_per_epoch",
-	  "use save_strategy: steps, and one of save_steps / saves_per_epoch",
-	  "docs/rules.md#savestrategy_steps_mismatch", check_save_strategy_steps },
-	{ "schema.datasets_required", SEV_ERROR,
-	  "neither datasets nor pretraining_dataset is set",
-	  "add a datasets: list (or pretraining_dataset:)",
-	  "docs/rules.md#schemadatasets_required", NULL },
-	{ "schema.duplicate_key", SEV_WARNING,
-	  "a key is written twice in one mapping",
-	  "remove one of the two; Axolotl uses the last value",
-	  "docs/rules.md#schemaduplicate_key", NULL },
-	{ "schema.plugin_key_without_plugin", SEV_WARNING,
-	  "a plugin's key is set but the plugin is not listed",
-	  "add the plugin's class to plugins:, or remove the key",
-	  "docs/rules.md#schemaplugin_key_without_plugin", NULL },
-	{ "schema.type", SEV_ERROR,
-	  "a value has a type Axolotl's schema rejects",
-	  "write the value in the type the key takes",
-	  "docs/rules.md#schematype", NULL },
-	{ "schema.unknown_key_dropped", SEV_WARNING,
-	  "a key Axolotl does not know, so it is dropped",
-	  "fix the spelling, or remove the key",
-	  "docs/rules.md#schemaunknown_key_dropped", NULL },
-	{ "suppress.no_reason", SEV_WARNING,
-	  "an inline suppression without a reason",
-	  "say why after the ]: # preflight: ignore[id] reason",
-	  "docs/rules.md#suppressno_reason", NULL },
-};
 
 /*
  * rules.md entries preflight cannot decide from the YAML and the
@@ -965,74 +66,139 @@ rules_unchecked(size_t *n)
 	return unchecked;
 }
 
-const struct rule_def *
-rules_all(size_t *n)
-{
-	*n = sizeof(rules) / sizeof(rules[0]);
-	return rules;
-}
-
 /*
- * The rules that run, as a dense list of (function, row) built once per
- * process (arena_once): a check walks 3 KB instead of every 48-byte row of
- * the catalog.
+ * The catalog and the rules that run, built once per process
+ * (arena_once): every topic's rows, sorted by id, with their docs anchors;
+ * and the rows with a function as a dense (function, row) list, so a check
+ * walks 3 KB instead of every 48-byte row of the catalog.
  */
 struct runnable {
 	rule_fn *fn;
 	const struct rule_def *rule;
 };
 
-struct run_list {
-	struct runnable *r;
+struct catalog {
+	struct rule_def *rows;		/* sorted by id */
 	size_t n;
+	struct runnable *run;		/* rows with a function, in id order */
+	size_t nrun;
 };
 
-static const void *_Atomic run_list_kept;
+static const void *_Atomic catalog_kept;
 
-/* arena_once()'s build for run_list(). */
-static const void *
-list_build(struct arena *a, const void *arg)
+static int
+by_id(const void *a, const void *b)
 {
-	struct run_list *l = ARENA_NEW(a, struct run_list, 1);
-	size_t i;
-
-	(void)arg;
-	if (l == NULL || (l->r = ARENA_NEW(a, struct runnable,
-	    sizeof(rules) / sizeof(rules[0]))) == NULL)
-		return NULL;
-	for (i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
-		if (rules[i].fn != NULL) {
-			l->r[l->n].fn = rules[i].fn;
-			l->r[l->n++].rule = &rules[i];
-		}
-	return l;
+	return strcmp(((const struct rule_def *)a)->id,
+	    ((const struct rule_def *)b)->id);
 }
 
-static const struct run_list *
-run_list(void)
+/* "docs/rules.md#" and the id without its dots: the heading's anchor. */
+static const char *
+docs_anchor(const char *id, struct arena *a)
 {
-	return arena_once(&run_list_kept, (size_t)1 << 20, list_build, NULL);
+	static const char base[] = "docs/rules.md#";
+	size_t len = strlen(id), k = sizeof(base) - 1, i;
+	char *s = arena_take(a, 1, 1, sizeof(base) + len);
+
+	if (s == NULL)
+		return NULL;
+	memcpy(s, base, k);
+	for (i = 0; i < len; i++)
+		if (id[i] != '.')
+			s[k++] = id[i];
+	s[k] = '\0';
+	return s;
+}
+
+/* arena_once()'s build for catalog(). */
+static const void *
+catalog_build(struct arena *a, const void *arg)
+{
+	static const struct {
+		const struct rule_row *rows;
+		const size_t *n;
+	} topics[] = {
+#define RULES_TOPIC_ROW(name) { rules_##name, &rules_##name##_len },
+		RULES_TOPICS(RULES_TOPIC_ROW)
+#undef RULES_TOPIC_ROW
+	};
+	struct catalog *c = ARENA_NEW(a, struct catalog, 1);
+	size_t t, i, total = 0;
+
+	(void)arg;
+	for (t = 0; t < sizeof(topics) / sizeof(topics[0]); t++)
+		total += *topics[t].n;
+	if (c == NULL || (c->rows = ARENA_NEW(a, struct rule_def, total)) ==
+	    NULL || (c->run = ARENA_NEW(a, struct runnable, total)) == NULL)
+		return NULL;
+	for (t = 0; t < sizeof(topics) / sizeof(topics[0]); t++)
+		for (i = 0; i < *topics[t].n; i++) {
+			const struct rule_row *r = &topics[t].rows[i];
+			struct rule_def *d = &c->rows[c->n++];
+
+			d->id = r->id;
+			d->severity = r->severity;
+			d->title = r->title;
+			d->hint = r->hint;
+			d->fn = r->fn;
+			d->docs = docs_anchor(r->id, a);
+			if (d->docs == NULL)
+				return NULL;
+		}
+	qsort(c->rows, c->n, sizeof(c->rows[0]), by_id);
+	for (i = 0; i < c->n; i++)
+		if (c->rows[i].fn != NULL) {
+			c->run[c->nrun].fn = c->rows[i].fn;
+			c->run[c->nrun++].rule = &c->rows[i];
+		}
+	return c;
+}
+
+static const struct catalog *
+catalog(void)
+{
+	return arena_once(&catalog_kept, (size_t)1 << 20, catalog_build, NULL);
+}
+
+const struct rule_def *
+rules_all(size_t *n)
+{
+	const struct catalog *c = catalog();
+
+	*n = c != NULL ? c->n : 0;
+	return c != NULL ? c->rows : NULL;
 }
 
 int
 rules_run(struct report *r, const struct doc *d, const struct context *ctx,
     const struct plan *plan, struct arena *a)
 {
-	const struct run_list *l = run_list();
+	const struct catalog *c = catalog();
+	const struct doc_node *renamed;
 	struct rule_ctx rc;
+	struct plugin_memo memo = { .n = 0 };
 	size_t i;
 	int rv;
 
-	rc.root = d->root;
+	rc.raw = d->root;
+	rc.memo = &memo;
+	rc.plugins = doc_map_value(d->root, "plugins");
 	rc.ctx = ctx;
 	rc.plan = plan;
 	rc.r = r;
 	rc.a = a;
-	if (l == NULL)
-		return ERR_NOMEM;	/* the per-process rule list */
-	for (i = 0; i < l->n; i++) {
-		rc.rule = l->r[i].rule;
-		rv = l->r[i].fn(&rc);
+	if (c == NULL)
+		return ERR_NOMEM;	/* the per-process catalog */
+	rv = deprecated_view(&renamed, d->root, a);
+	if (rv == 0)
+		rv = parsed_view(&rc.parsed, renamed, a);
+	if (rv != 0)
+		return rv;
+	for (i = 0; i < c->nrun; i++) {
+		rc.rule = c->run[i].rule;
+		rc.root = renamed;
+		rv = c->run[i].fn(&rc);
 		if (rv != 0)
 			return rv;
 	}
@@ -1042,15 +208,16 @@ rules_run(struct report *r, const struct doc *d, const struct context *ctx,
 const struct rule_def *
 rules_find(const char *id)
 {
-	size_t lo = 0, hi = sizeof(rules) / sizeof(rules[0]);
+	const struct catalog *c = catalog();
+	size_t lo = 0, hi = c != NULL ? c->n : 0;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(id, rules[mid].id);
+		int cmp = strcmp(id, c->rows[mid].id);
 
-		if (c == 0)
-			return &rules[mid];
-		if (c < 0)
+		if (cmp == 0)
+			return &c->rows[mid];
+		if (cmp < 0)
 			hi = mid;
 		else
 			lo = mid + 1;

@@ -23,11 +23,17 @@ struct rule_def {
 	enum severity severity;	/* default severity */
 	const char *title;	/* one line, plain words */
 	const char *hint;	/* how to fix it */
-	const char *docs;	/* anchor in docs/rules.md */
-	rule_fn *fn;		/* NULL: reported by core/doc or core/config */
+	const char *docs;	/* anchor in docs/rules.md, computed from
+				   the id: "docs/rules.md#" + id without dots */
+	rule_fn *fn;		/* NULL: reported by core/doc, core/config,
+				   core/suppress or core/policy */
 };
 
-/* The catalog, sorted by id; *n gets its length.  Borrowed. */
+/*
+ * The catalog, sorted by id; *n gets its length.  Built once per process
+ * from the topic files' rows (core/rules_int.h); NULL with *n = 0 when
+ * that first build finds no memory.  Borrowed.
+ */
 const struct rule_def *rules_all(size_t *n);
 
 /* A rules.md entry preflight cannot check, and why. */
@@ -40,12 +46,13 @@ struct rule_unchecked {
    count.  Borrowed. */
 const struct rule_unchecked *rules_unchecked(size_t *n);
 
-/* The row for id, or NULL.  Borrowed. */
+/* The row for id, or NULL (also when the catalog has no memory).
+   Borrowed. */
 const struct rule_def *rules_find(const char *id);
 
-/* Run every rule function over d for ctx into r; 0 or ERR_NOMEM. */
 struct plan;
 
+/* Run every rule function over d for ctx into r; 0 or ERR_NOMEM. */
 int rules_run(struct report *r, const struct doc *d,
     const struct context *ctx, const struct plan *plan, struct arena *a);
 

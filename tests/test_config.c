@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "core/arena.h"
+#include "core/check.h"
 #include "core/doc.h"
 #include "core/keys.h"
 #include "core/types.h"
@@ -123,12 +124,100 @@ test_config__describes_types(void **state)
 	arena_fini(&a);
 }
 
+/*
+ * Values below the top level, and constraints, the way pydantic checks
+ * them (each row's verdict and the place pydantic names were checked with
+ * ../shared/tools/axolotl-oracle when written): nested models, enum
+ * members, MinLen, ge/le, a '^prefix' pattern, fsdp_config with the fsdp_
+ * prefix dropped, datasets entries as the model validate_config builds,
+ * plugin models only with the plugin.
+ */
+static void
+test_config__nested_models_like_pydantic(void **state)
+{
+	static const char base[] =
+	    "base_model: HuggingFaceTB/SmolLM2-135M\n"
+	    "learning_rate: 1.0e-4\n"
+	    "micro_batch_size: 1\n"
+	    "gradient_accumulation_steps: 1\n";	/* 4 lines */
+	static const char ds[] = "datasets:\n  - path: a/b\n    type: "
+	    "alpaca\n";				/* 3 lines */
+	static const struct {
+		const char *body;	/* after base (and ds unless it has
+					   datasets:) */
+		unsigned line;		/* the schema.type error, 0: none */
+	} cases[] = {
+		{ "trl:\n  beta: fast\n", 9 },
+		{ "trl:\n  beta: 0.1\n  num_generations: 4\n", 0 },
+		{ "fsdp_version: 2\nfsdp_config:\n  fsdp_offload_params: "
+		  "maybe\n", 10 },
+		{ "fsdp_version: 2\nfsdp_config:\n  fsdp_offload_params: "
+		  "true\n", 0 },
+		{ "fsdp_version: 2\nfsdp_config:\n  min_num_params: 0\n"
+		  "  auto_wrap_policy: SIZE_BASED_WRAP\n", 10 },
+		/* A truthy nested version replaces fsdp_version when the
+		   top level has none; a falsy nested fsdp_version becomes 1. */
+		{ "fsdp_config:\n  fsdp_version: 2\n  version: int8\n", 10 },
+		{ "fsdp_version: 2\nfsdp_config:\n  version: int8\n"
+		  "  offload_params: true\n", 0 },
+		{ "fsdp_config:\n  fsdp_version: \"\"\n  offload_params: "
+		  "true\n", 0 },
+		{ "rl: bogus\n", 8 },
+		{ "rl: orpo\n", 0 },
+		{ "chat_template: my_template\n", 8 },
+		{ "chat_template: tokenizer_default_fallback_chatml\n", 0 },
+		{ "test_datasets: []\n", 8 },
+		{ "relora_prune_ratio: 1.5\n", 8 },
+		{ "relora_prune_ratio: 0.5\n", 0 },
+		{ "datasets:\n  - path: a/b\n    type: alpaca\n    shards: "
+		  "many\n", 8 },
+		{ "rl: dpo\ndatasets:\n  - path: a/b\n    split: train\n", 0 },
+		{ "lr_groups:\n  - name: head\n    lr: 1.0e-5\n", 9 },
+		{ "plugins:\n  - axolotl.integrations.mora.MoraPlugin\nmora:\n"
+		  "  mora_type: 1\n", 0 },
+		{ "plugins:\n  - axolotl.integrations.mora.MoraPlugin\nmora:\n"
+		  "  mora_type: 2\n", 11 },
+		{ "plugins:\n  - axolotl.integrations.hatchery.HatcheryPlugin\n"
+		  "hatchery:\n  lora_rank: 512\n", 11 },
+	};
+	size_t i, k;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct context ctx;
+		struct limits lim;
+		struct arena a;
+		struct err e = { 0 };
+		struct report *r;
+		char text[1024];
+		unsigned got = 0;
+		int n = snprintf(text, sizeof(text), "%s%s%s", base,
+		    strncmp(cases[i].body, "datasets:", 9) == 0 ||
+		    strstr(cases[i].body, "\ndatasets:") != NULL ? "" : ds,
+		    cases[i].body);
+
+		context_default(&ctx);
+		limits_default(&lim);
+		arena_init(&a, (size_t)64 << 20);
+		if (check_run(&r, text, (size_t)n, &ctx, &lim, &a, &e) != 0)
+			fail_msg("row %zu: %s", i, e.msg);
+		for (k = 0; k < r->nfindings && got == 0; k++)
+			if (strcmp(r->findings[k].rule, "schema.type") == 0)
+				got = r->findings[k].line;
+		if (got != cases[i].line)
+			fail_msg("row %zu (%s): schema.type at line %u, want %u",
+			    i, cases[i].body, got, cases[i].line);
+		arena_fini(&a);
+	}
+}
+
 int
 main(void)
 {
 	static const struct CMUnitTest fixed[] = {
 		cmocka_unit_test(test_config__every_key_type_parses),
 		cmocka_unit_test(test_config__describes_types),
+		cmocka_unit_test(test_config__nested_models_like_pydantic),
 	};
 	struct CMUnitTest *t;
 	size_t nf = sizeof(fixed) / sizeof(fixed[0]), i, n = 0;

@@ -20,26 +20,50 @@
 #include "core/config.h"
 #include "core/keys.h"
 #include "core/rules.h"
+#include "core/rules_int.h"
 #include "tests/fixture.h"
 
+/*
+ * The catalog merged from the topic files (core/rules/<topic>.c): ids
+ * unique and sorted, every row complete, its docs anchor the id without
+ * its dots (the heading anchor of docs/rules.md), and the same table on
+ * every call (built once).
+ */
 static void
 test_rules__ids_unique_sorted_complete(void **state)
 {
-	const struct rule_def *all;
-	size_t n, i;
+	const struct rule_def *all, *again;
+	size_t n, n2, i, k;
 
 	(void)state;
 	all = rules_all(&n);
-	assert_true(n >= 1);
+	assert_non_null(all);
+	assert_true(n >= 200);
+	again = rules_all(&n2);
+	assert_ptr_equal(again, all);
+	assert_int_equal(n2, n);
 	for (i = 0; i < n; i++) {
+		char want[160];
+		const char *id = all[i].id;
+
 		assert_non_null(all[i].title);
 		assert_non_null(all[i].hint);
 		assert_non_null(all[i].docs);
-		assert_ptr_equal(rules_find(all[i].id), &all[i]);
-		if (i > 0 && strcmp(all[i - 1].id, all[i].id) >= 0)
-			fail_msg("%s is not after %s", all[i].id,
-			    all[i - 1].id);
+		assert_ptr_equal(rules_find(id), &all[i]);
+		if (i > 0 && strcmp(all[i - 1].id, id) >= 0)
+			fail_msg("%s is not after %s", id, all[i - 1].id);
+		k = (size_t)snprintf(want, sizeof(want), "docs/rules.md#");
+		for (; *id != '\0' && k + 1 < sizeof(want); id++)
+			if (*id != '.')
+				want[k++] = *id;
+		want[k] = '\0';
+		assert_string_equal(all[i].docs, want);
+		/* "<topic>.<name>": one dot, lowercase words. */
+		assert_non_null(strchr(all[i].id, '.'));
+		assert_null(strchr(strchr(all[i].id, '.') + 1, '.'));
 	}
+	assert_null(rules_find("no.such_rule"));
+	assert_null(rules_find(""));
 }
 
 /*
@@ -203,6 +227,267 @@ test_rules__fail_fixture_fires_where_marked(void **state)
 			    path, want[i], got[i]);
 	arena_fini(&a);
 	free(text);
+}
+
+/* Append code point cp to out as UTF-8. */
+static size_t
+put_utf8(char *out, unsigned long cp)
+{
+	if (cp < 0x80) {
+		out[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		out[0] = (char)(0xc0 | cp >> 6);
+		out[1] = (char)(0x80 | (cp & 0x3f));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		out[0] = (char)(0xe0 | cp >> 12);
+		out[1] = (char)(0x80 | (cp >> 6 & 0x3f));
+		out[2] = (char)(0x80 | (cp & 0x3f));
+		return 3;
+	}
+	out[0] = (char)(0xf0 | cp >> 18);
+	out[1] = (char)(0x80 | (cp >> 12 & 0x3f));
+	out[2] = (char)(0x80 | (cp >> 6 & 0x3f));
+	out[3] = (char)(0x80 | (cp & 0x3f));
+	return 4;
+}
+
+/* Python's unicode_escape decoding of s into out (UTF-8); its length. */
+static size_t
+unescape(char *out, const char *s)
+{
+	size_t n = 0;
+
+	while (*s != '\0') {
+		int digits = 0;
+
+		if (*s != '\\') {
+			out[n++] = *s++;
+			continue;
+		}
+		s++;
+		switch (*s) {
+		case 'x': digits = 2; break;
+		case 'u': digits = 4; break;
+		case 'U': digits = 8; break;
+		case 'n': out[n++] = '\n'; s++; continue;
+		case 't': out[n++] = '\t'; s++; continue;
+		case 'r': out[n++] = '\r'; s++; continue;
+		default: out[n++] = *s++; continue;
+		}
+		{
+			char hex[9] = { 0 };
+
+			memcpy(hex, s + 1, (size_t)digits);
+			n += put_utf8(out + n, strtoul(hex, NULL, 16));
+			s += 1 + digits;
+		}
+	}
+	out[n] = '\0';
+	return n;
+}
+
+/*
+ * lora.target_modules_regex's check agrees with Python's re.compile() on
+ * every pattern of tests/fixtures/rules/pyre.tsv (tests/gen/pyre_cases.py
+ * ran them through Python).
+ */
+static void
+test_rules__pyre_matches_python(void **state)
+{
+	char *text = fixture_read("tests/fixtures/rules/pyre.tsv", NULL), *p;
+	size_t checked = 0;
+
+	(void)state;
+	assert_non_null(text);
+	for (p = text; p != NULL && *p != '\0';) {
+		char *nl = strchr(p, '\n'), *tab, pat[512], why[96];
+		size_t len;
+		bool want, got;
+
+		if (nl != NULL)
+			*nl = '\0';
+		tab = strrchr(p, '\t');
+		if (*p != '#' && tab != NULL) {
+			*tab = '\0';
+			want = tab[1] == '1';
+			len = unescape(pat, p);
+			got = pyre_valid(pat, len, why, sizeof(why));
+			if (got != want)
+				fail_msg("pattern '%s': Python %s, preflight %s "
+				    "(%s)", p, want ? "accepts" : "refuses",
+				    got ? "accepts" : "refuses", why);
+			checked++;
+		}
+		p = nl != NULL ? nl + 1 : NULL;
+	}
+	free(text);
+	assert_true(checked >= 100);
+}
+
+/* The line of the first finding of rule in a check of text on gpus, or
+   0 when it does not fire. */
+static unsigned
+fires_at(const char *text, long gpus, const char *rule)
+{
+	struct context ctx;
+	struct limits lim;
+	struct arena a;
+	struct err e = { 0 };
+	struct report *r;
+	unsigned line = 0;
+	size_t i;
+
+	context_default(&ctx);
+	ctx.gpus = gpus;
+	limits_default(&lim);
+	arena_init(&a, (size_t)64 << 20);
+	if (check_run(&r, text, strlen(text), &ctx, &lim, &a, &e) != 0)
+		fail_msg("%s", e.msg);
+	for (i = 0; i < r->nfindings && line == 0; i++)
+		if (strcmp(r->findings[i].rule, rule) == 0)
+			line = r->findings[i].line;
+	arena_fini(&a);
+	return line;
+}
+
+/*
+ * Renamed keys are mapped the way Axolotl maps them before its validators
+ * look (deprecated_view): the rules of the new name see the old key, and
+ * report at its line; the rename findings stay.
+ */
+static void
+test_rules__renamed_keys_are_mapped(void **state)
+{
+	static const char base[] =
+	    "base_model: HuggingFaceTB/SmolLM2-135M\n"
+	    "learning_rate: 1.0e-4\n"
+	    "datasets:\n  - path: mhenrichsen/alpaca_2k_test\n"
+	    "    type: alpaca\n"
+	    "micro_batch_size: 1\n"
+	    "gradient_accumulation_steps: 1\n";	/* 7 lines */
+	char text[1024];
+
+	(void)state;
+	snprintf(text, sizeof(text), "%ssequence_parallel_degree: 2\n",
+	    base);
+	assert_int_equal(fires_at(text, 2, "cp.requires_flash_attention"), 8);
+	assert_int_equal(fires_at(text, 2,
+	    "cp.sequence_parallel_degree_renamed"), 8);
+	/* context_parallel_size wins when it is set. */
+	snprintf(text, sizeof(text), "%sattn_implementation: sdpa\n"
+	    "sequence_parallel_degree: 2\ncontext_parallel_size: 1\n", base);
+	assert_int_equal(fires_at(text, 2, "cp.requires_flash_attention"), 0);
+	snprintf(text, sizeof(text), "%sval_set_size: 0.1\neval_steps: 10\n"
+	    "evaluation_strategy: epoch\n", base);
+	assert_int_equal(fires_at(text, 1, "eval.strategy_steps_mismatch"), 10);
+	assert_int_equal(fires_at(text, 1, "deprecated.evaluation_strategy"),
+	    10);
+	snprintf(text, sizeof(text), "%snoisy_embedding_alpha: -1\n", base);
+	assert_int_equal(fires_at(text, 1, "train.neftune_alpha_positive"), 8);
+	/* A before-validator sees the key as written: GRPO + Liger + CP reads
+	   context_parallel_size, not sequence_parallel_degree. */
+	snprintf(text, sizeof(text), "%sattn_implementation: "
+	    "flash_attention_2\nrl: grpo\ntrl:\n  use_liger_loss: true\n"
+	    "sequence_parallel_degree: 2\n", base);
+	assert_int_equal(fires_at(text, 2, "cp.grpo_liger_loss"), 0);
+}
+
+/*
+ * The after-validators' rules see values as pydantic parsed them: a bool
+ * or number written as a string counts as that bool or number, while a
+ * Literal's own value stays a string; an empty mapping for a model field
+ * is a model instance, which is truthy.
+ */
+static void
+test_rules__values_as_pydantic_parses_them(void **state)
+{
+	static const char base[] =
+	    "base_model: HuggingFaceTB/SmolLM2-135M\n"
+	    "learning_rate: 1.0e-4\n"
+	    "datasets:\n  - path: mhenrichsen/alpaca_2k_test\n"
+	    "    type: alpaca\n"
+	    "micro_batch_size: 1\n"
+	    "gradient_accumulation_steps: 1\n";	/* 7 lines */
+	static const char *const bools[] = { "'TRUE'", "'yes'", "'On'",
+	    "'t'", "'N'", "'0'", "'1'", "'false'" };
+	char text[1024];
+	size_t i;
+
+	(void)state;
+	snprintf(text, sizeof(text), "%scontext_parallel_size: '2'\n", base);
+	assert_int_equal(fires_at(text, 2, "cp.requires_flash_attention"), 8);
+	snprintf(text, sizeof(text), "%scontext_parallel_size: '1'\n", base);
+	assert_int_equal(fires_at(text, 2, "cp.requires_flash_attention"), 0);
+	for (i = 0; i < sizeof(bools) / sizeof(bools[0]); i++) {
+		snprintf(text, sizeof(text), "%sbf16: %s\n", base, bools[i]);
+		assert_int_equal(fires_at(text, 1,
+		    "precision.bf16_full_rejected"), 0);
+		assert_int_equal(fires_at(text, 1, "schema.type"), 0);
+	}
+	/* An empty mapping for a model field is a (truthy) model. */
+	snprintf(text, sizeof(text), "%sselective_checkpointing: {}\n", base);
+	assert_int_equal(fires_at(text, 1, "gc.selective_requires_gc"), 8);
+	snprintf(text, sizeof(text), "%sselective_checkpointing: {}\n"
+	    "gradient_checkpointing: true\n", base);
+	assert_int_equal(fires_at(text, 1, "gc.selective_requires_gc"), 0);
+	/* A before-validator compares the value as written with 1: null
+	   fails there as a string does (each row checked with the oracle). */
+	snprintf(text, sizeof(text), "%splugins:\n  - axolotl.integrations."
+	    "liger.LigerPlugin\nliger_rms_norm: true\ntensor_parallel_size: "
+	    "null\n", base);
+	assert_int_equal(fires_at(text, 2, "schema.compared_as_number"), 11);
+	snprintf(text, sizeof(text), "%sliger_rms_norm: true\n"
+	    "tensor_parallel_size: null\n", base);	/* no Liger plugin */
+	assert_int_equal(fires_at(text, 2, "schema.compared_as_number"), 0);
+	snprintf(text, sizeof(text), "%srl: grpo\ntrl:\n  use_liger_loss: "
+	    "true\ncontext_parallel_size: null\n", base);
+	assert_int_equal(fires_at(text, 2, "schema.compared_as_number"), 11);
+	snprintf(text, sizeof(text), "%srl: grpo\ntrl:\n  use_liger_loss: "
+	    "false\ncontext_parallel_size: null\n", base);
+	assert_int_equal(fires_at(text, 2, "schema.compared_as_number"), 0);
+	snprintf(text, sizeof(text), "%sbf16: 'full'\n", base);
+	assert_int_equal(fires_at(text, 1, "precision.bf16_full_rejected"), 8);
+	snprintf(text, sizeof(text), "%sbf16: 'AUTO'\n", base);
+	assert_int_equal(fires_at(text, 1, "precision.bf16_full_rejected"), 8);
+}
+
+/*
+ * What the schema's own before-validators change before the mixins look
+ * (each row checked with the oracle): gemma4_hybrid_attn_impl picks
+ * flash_attention_2 when no backend is chosen; the KernelsPlugin turns
+ * lora_mlp_kernel off under the DeepSeek-V4 MoE kernels.
+ */
+static void
+test_rules__values_the_before_validators_set(void **state)
+{
+	static const char base[] =
+	    "base_model: HuggingFaceTB/SmolLM2-135M\n"
+	    "learning_rate: 1.0e-4\n"
+	    "datasets:\n  - path: mhenrichsen/alpaca_2k_test\n"
+	    "    type: alpaca\n"
+	    "micro_batch_size: 1\n"
+	    "gradient_accumulation_steps: 1\n";	/* 7 lines */
+	static const char kernels[] = "adapter: lora\nlora_mlp_kernel: true\n"
+	    "trust_remote_code: true\nplugins:\n  - axolotl.integrations."
+	    "kernels.KernelsPlugin\nuse_kernels: true\nuse_scattermoe: true\n";
+	char text[1024];
+
+	(void)state;
+	snprintf(text, sizeof(text), "%sgemma4_hybrid_attn_impl: true\n"
+	    "context_parallel_size: 2\n", base);
+	assert_int_equal(fires_at(text, 2, "cp.requires_flash_attention"), 0);
+	snprintf(text, sizeof(text), "%ssdp_attention: true\n"
+	    "gemma4_hybrid_attn_impl: true\ncontext_parallel_size: 2\n", base);
+	assert_int_equal(fires_at(text, 2, "cp.requires_flash_attention"), 10);
+	snprintf(text, sizeof(text), "%s%s", base, kernels);
+	assert_int_equal(fires_at(text, 1, "lora_kernels.trust_remote_code"), 10);
+	snprintf(text, sizeof(text), "%s%suse_dsv4_kernels: true\n", base,
+	    kernels);
+	assert_int_equal(fires_at(text, 1, "lora_kernels.trust_remote_code"), 0);
 }
 
 /* Misspellings from the corpus and common ones get the right key. */
@@ -621,6 +906,10 @@ main(void)
 		cmocka_unit_test(test_rules__suggestion_equals_brute_force),
 		cmocka_unit_test(test_rules__every_key_and_alias_is_known),
 		cmocka_unit_test(test_rules__catalog_covers_rules_md),
+		cmocka_unit_test(test_rules__pyre_matches_python),
+		cmocka_unit_test(test_rules__renamed_keys_are_mapped),
+		cmocka_unit_test(test_rules__values_as_pydantic_parses_them),
+		cmocka_unit_test(test_rules__values_the_before_validators_set),
 	};
 	const struct rule_def *all;
 	struct CMUnitTest *t;

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""One-off generator for the pass/fail fixtures of the rules in
-core/checks_warn.c (kept so the fixtures can be regenerated and reviewed).
+"""One-off generator for the pass/fail fixtures of the warning and info
+rules (now in core/rules/<topic>.c; kept so the fixtures can be regenerated and reviewed).
 
 Each spec: optional header (context), then 'fail' and 'pass' bodies that are
 appended to a small valid base config; a body key replaces the base key of
