@@ -4,49 +4,42 @@
 #include "check.h"
 
 #include "arena.h"
-#include "config.h"
 #include "doc.h"
+#include "err.h"
 #include "estimate.h"
 #include "plan.h"
 #include "policy.h"
+#include "rules.h"
+#include "schema.h"
 #include "suggest.h"
 #include "suppress.h"
-#include "rules.h"
 
 /* schema.duplicate_key: PyYAML keeps the last; say so at the second. */
 static int
-report_dups(struct report *r, const struct doc *d, struct arena *a)
+report_dups(struct report *r, const struct doc *d, struct arena *a,
+    struct err *e)
 {
 	const struct rule_def *rd = rules_find("schema.duplicate_key");
 	const struct doc_dup *k;
 	int rv;
 
-	if (rd == NULL)
-		return ERR_NOMEM;	/* the per-process rule catalog */
+	if (rd == NULL)	/* core_init() builds the catalog at start */
+		return err_while(e, ERR_NOMEM, NULL, "building the rule "
+		    "catalog");
 	for (k = d->dups; k != NULL; k = k->next) {
 		rv = report_add(r, a, rd->id, rd->severity, k->path,
 		    k->loc.line, k->loc.col, rd->hint,
 		    "key '%.200s' appears twice (first at line %u)", k->key,
 		    k->first_line);
-		if (rv != 0)
-			return rv;
+		if (rv != 0) {
+			struct err_loc loc = { .line = k->loc.line,
+			    .col = k->loc.col };
+
+			return err_while(e, rv, &loc, "reporting the "
+			    "duplicate key '%.60s'", k->key);
+		}
 	}
 	return 0;
-}
-
-/*
- * The error of a stage that returns a code without setting a struct err
- * (they add findings, so only ERR_NOMEM is expected): rv with what the
- * stage was doing; an earlier err_set() in e stays.
- */
-static int
-stage_failed(struct err *e, int rv, const char *what)
-{
-	if (rv == ERR_NOMEM)
-		return err_set(e, rv, NULL, "request memory budget spent "
-		    "while %s", what);
-	return err_set(e, rv, NULL, "%s failed (%s)", what,
-	    err_code_name((enum err_code)rv));
 }
 
 /* The caller's reader (the daemon's --hf-cache) for base_model, then
@@ -116,22 +109,22 @@ check_run(struct report **out, const char *buf, size_t len,
 		r->ctx.model = lookup_model(&r->ctx, d, a);
 	estimate_run(est, d, plan, &r->ctx);
 	r->estimate = est;
-	rv = report_dups(r, d, a);
+	rv = report_dups(r, d, a, e);
 	if (rv != 0)
-		return stage_failed(e, rv, "reporting duplicate keys");
-	rv = config_check(r, d, a);
+		return rv;
+	rv = schema_check(r, d, a, e);
 	if (rv != 0)
-		return stage_failed(e, rv, "checking the keys");
-	rv = rules_run(r, d, &r->ctx, plan, a);
+		return rv;
+	rv = rules_run(r, d, &r->ctx, plan, a, e);
 	if (rv != 0)
-		return stage_failed(e, rv, "running the rules");
+		return rv;
 	rv = suggest_run(r, &r->ctx, lim, a, e);
 	if (rv != 0)
 		return rv;
 	rv = suppress_apply(r, buf, len, ctx->policy != NULL &&
-	    ctx->policy->forbid_inline_suppression, a);
+	    ctx->policy->forbid_inline_suppression, a, e);
 	if (rv != 0)
-		return stage_failed(e, rv, "applying inline suppressions");
+		return rv;
 	if (ctx->policy != NULL) {
 		rv = policy_apply(r, ctx->policy, a, e);
 		if (rv != 0)

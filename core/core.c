@@ -17,8 +17,8 @@
 int
 core_init(struct err *e)
 {
-	/* A config that reaches config_check and rules_run: their tables
-	   (core/config.c, core/rules.c) are built by their first run. */
+	/* A config that reaches schema_check and rules_run: their tables
+	   (core/schema_facts.c, core/rules.c) are built by their first run. */
 	static const char warm[] = "base_model: HuggingFaceTB/SmolLM2-135M\n"
 	    "datasets:\n  - path: a/b\n    type: alpaca\n";
 	struct context ctx;

@@ -31,6 +31,25 @@ err_set(struct err *e, enum err_code code, const struct err_loc *loc,
 	return code;
 }
 
+int
+err_while(struct err *e, int code, const struct err_loc *loc,
+    const char *fmt, ...)
+{
+	char what[192];
+	va_list ap;
+
+	if (e == NULL || e->code != ERR_OK)
+		return code;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	if (code == ERR_NOMEM)
+		return err_set(e, code, loc, "request memory budget spent "
+		    "while %s", what);
+	return err_set(e, code, loc, "%s error while %s",
+	    err_code_name((enum err_code)code), what);
+}
+
 const char *
 err_code_name(enum err_code code)
 {

@@ -41,6 +41,17 @@ struct err {
 int err_set(struct err *e, enum err_code code, const struct err_loc *loc,
     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
+/*
+ * err_set() for a failure a stage learns of from a callee that returns
+ * only a code (report_add() and the rules it runs): "request memory budget
+ * spent while <what>" for ERR_NOMEM, "<name> error while <what>" for any
+ * other code, where <what> is fmt formatted ("checking key 'fsdp'",
+ * "running rule fsdp.version_values").  Returns code; the first error
+ * wins as with err_set().
+ */
+int err_while(struct err *e, int code, const struct err_loc *loc,
+    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
 /* A short constant name for code ("parse", "limit", ...). */
 const char *err_code_name(enum err_code code);
 

@@ -3,8 +3,8 @@
  * topic file (core/rules/<topic>.c, listed in core/rules_int.h), sorted by
  * id, each row's docs anchor computed from its id.  A row with a function
  * is run by rules_run(); a row without one is reported by core/doc,
- * core/config, core/suppress or core/policy, which see the document as
- * they build it.  Pure.
+ * core/schema, core/suppress, core/policy or core/report, which see the
+ * document as they build it.  Pure.
  */
 #include "rules.h"
 
@@ -13,6 +13,7 @@
 
 #include "doc.h"
 #include "arena.h"
+#include "err.h"
 #include "rules_int.h"
 
 /*
@@ -172,7 +173,7 @@ rules_all(size_t *n)
 
 int
 rules_run(struct report *r, const struct doc *d, const struct context *ctx,
-    const struct plan *plan, struct arena *a)
+    const struct plan *plan, struct arena *a, struct err *e)
 {
 	const struct catalog *c = catalog();
 	const struct doc_node *renamed;
@@ -188,19 +189,23 @@ rules_run(struct report *r, const struct doc *d, const struct context *ctx,
 	rc.plan = plan;
 	rc.r = r;
 	rc.a = a;
-	if (c == NULL)
-		return ERR_NOMEM;	/* the per-process catalog */
+	if (c == NULL)	/* core_init() builds it at start */
+		return err_while(e, ERR_NOMEM, NULL, "building the rule "
+		    "catalog");
 	rv = deprecated_view(&renamed, d->root, a);
-	if (rv == 0)
-		rv = parsed_view(&rc.parsed, renamed, a);
 	if (rv != 0)
-		return rv;
+		return err_while(e, rv, NULL, "mapping renamed keys");
+	rv = parsed_view(&rc.parsed, renamed, a);
+	if (rv != 0)
+		return err_while(e, rv, NULL, "coercing values as pydantic "
+		    "does");
 	for (i = 0; i < c->nrun; i++) {
 		rc.rule = c->run[i].rule;
 		rc.root = renamed;
 		rv = c->run[i].fn(&rc);
 		if (rv != 0)
-			return rv;
+			return err_while(e, rv, NULL, "running rule %s",
+			    rc.rule->id);
 	}
 	return 0;
 }

@@ -25,8 +25,9 @@ struct rule_def {
 	const char *hint;	/* how to fix it */
 	const char *docs;	/* anchor in docs/rules.md, computed from
 				   the id: "docs/rules.md#" + id without dots */
-	rule_fn *fn;		/* NULL: reported by core/doc, core/config,
-				   core/suppress or core/policy */
+	rule_fn *fn;		/* NULL: reported by core/doc, core/schema,
+				   core/suppress, core/policy or
+				   core/report */
 };
 
 /*
@@ -52,8 +53,12 @@ const struct rule_def *rules_find(const char *id);
 
 struct plan;
 
-/* Run every rule function over d for ctx into r; 0 or ERR_NOMEM. */
+struct err;
+
+/* Run every rule function over d for ctx into r; 0, or ERR_NOMEM (the
+   request arena is spent) with e naming the rule that was running. */
 int rules_run(struct report *r, const struct doc *d,
-    const struct context *ctx, const struct plan *plan, struct arena *a);
+    const struct context *ctx, const struct plan *plan, struct arena *a,
+    struct err *e);
 
 #endif /* CORE_RULES_H */

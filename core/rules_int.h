@@ -32,8 +32,9 @@ struct rule_row {
 	enum severity severity;	/* default severity */
 	const char *title;	/* one line, plain words */
 	const char *hint;	/* how to fix it */
-	rule_fn *fn;		/* NULL: reported by core/doc, core/config,
-				   core/suppress or core/policy */
+	rule_fn *fn;		/* NULL: reported by core/doc, core/schema,
+				   core/suppress, core/policy or
+				   core/report */
 };
 
 /*

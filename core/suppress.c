@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "arena.h"
+#include "err.h"
 #include "report.h"
 
 #define MARKER "# preflight: ignore["
@@ -116,9 +117,19 @@ scan(struct marker **out, const char *buf, size_t len, struct arena *a)
 	return 0;
 }
 
+/* The error of reporting marker m. */
+static int
+marker_failed(struct err *e, int rv, const struct marker *m)
+{
+	struct err_loc loc = { .line = m->line, .col = m->col };
+
+	return err_while(e, rv, &loc, "reporting the suppression marker at "
+	    "line %u", m->line);
+}
+
 int
 suppress_apply(struct report *r, const char *buf, size_t len, bool forbidden,
-    struct arena *a)
+    struct arena *a, struct err *e)
 {
 	struct marker *marks, *m;
 	struct finding *f, **link = &r->head;
@@ -126,8 +137,10 @@ suppress_apply(struct report *r, const char *buf, size_t len, bool forbidden,
 	int rv;
 
 	rv = scan(&marks, buf, len, a);
-	if (rv != 0 || marks == NULL)
-		return rv;
+	if (rv != 0)
+		return err_while(e, rv, NULL, "reading suppression markers");
+	if (marks == NULL)
+		return 0;
 	if (forbidden) {
 		for (m = marks; m != NULL; m = m->next) {
 			rv = report_add(r, a, "policy.inline_suppression",
@@ -136,7 +149,7 @@ suppress_apply(struct report *r, const char *buf, size_t len, bool forbidden,
 			    "inline suppressions are forbidden by the policy "
 			    "(ignore[%.80s])", m->ids);
 			if (rv != 0)
-				return rv;
+				return marker_failed(e, rv, m);
 		}
 		return 0;
 	}
@@ -174,7 +187,7 @@ suppress_apply(struct report *r, const char *buf, size_t len, bool forbidden,
 			    "a suppression without a reason (ignore[%.80s])",
 			    m->ids);
 			if (rv != 0)
-				return rv;
+				return marker_failed(e, rv, m);
 		}
 	return 0;
 }

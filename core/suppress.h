@@ -19,11 +19,14 @@
 struct arena;
 struct report;
 
+struct err;
+
 /*
  * Apply the markers in buf[0..len) to r's collected findings (before
- * report_finish).  0 or ERR_NOMEM.
+ * report_finish).  0, or ERR_NOMEM (the request arena is spent) with e
+ * set at the marker's line.
  */
 int suppress_apply(struct report *r, const char *buf, size_t len,
-    bool forbidden, struct arena *a);
+    bool forbidden, struct arena *a, struct err *e);
 
 #endif /* CORE_SUPPRESS_H */

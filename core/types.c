@@ -11,7 +11,7 @@
  *     StringConstraints pattern of the form '^literal'
  *
  * A class name stays a name until ty_link() points it at a model's fields
- * or an enum's values (core/config.c links them from core/data/
+ * or an enum's values (core/schema_facts.c links them from core/data/
  * axolotl-models.tsv); unlinked, a model is any mapping and an enum any
  * string or int.
  */

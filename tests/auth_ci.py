@@ -38,6 +38,7 @@ def many_findings(n):
              "bf16: true", "tf32: true", "lr_scheduler_kwargs:"]
     for i in range(n):
         lines += ["  k%d: 1" % i, "  k%d: 2" % i]
+    lines.append("learning_rate: 0.0002")
     return "\n".join(lines) + "\n"
 
 

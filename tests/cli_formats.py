@@ -184,7 +184,7 @@ def github_checks():
             "base_model: HuggingFaceTB/SmolLM2-135M\n"
             "datasets:\n  - path: a/b\n    type: alpaca\n"
             "micro_batch_size: 1\ngradient_accumulation_steps: 1\n"
-            "\"odd,key:50%\": 1\n")
+            "\"odd,key:50%\": 1\nlearning_rate: 0.0002\n")
         rc, out, err = pf([name, "--format", "github"], cwd=d)
         cmds = parse_commands(out)
         check("github: properties and data escaped", cmds and any(
@@ -316,7 +316,8 @@ def precommit_checks():
         open(os.path.join(d, "configs", "bad.yaml"), "w").write(
             "base_model: meta-llama/Llama-3.1-8B\ndatasets:\n  - path: a\n"
             "    type: alpaca\nmicro_batch_size: 1\n"
-            "gradient_accumulation_steps: 1\ndp_shard_size: 3\n")
+            "gradient_accumulation_steps: 1\ndp_shard_size: 3\n"
+            "learning_rate: 0.0002\n")
         p = subprocess.run([BIN] + entry[1:] + ["--gpus", "8"] + staged(),
                            cwd=d, capture_output=True, text=True)
         check("pre-commit: a broken Axolotl config still fails",

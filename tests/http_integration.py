@@ -84,11 +84,12 @@ def main():
                "adapter: lora\nlora_r: 16\nlora_alpha: 32\n"
                "lora_target_linear: true\nmicro_batch_size: 1\n"
                "gradient_accumulation_steps: 4\nsequence_len: 2048\n"
-               "bf16: true\n")
+               "bf16: true\nlearning_rate: 0.0002\n")
     example_yaml = open(EXAMPLE).read()
     dup_yaml = ("base_model: HuggingFaceTB/SmolLM2-135M\ndatasets:\n  - path: p\n    type: alpaca\n"
                 "micro_batch_size: 1\ngradient_accumulation_steps: 1\n"
-                "sequence_len: 2048\nsequence_len: 4096\n")
+                "sequence_len: 2048\nsequence_len: 4096\n"
+                "learning_rate: 0.0002\n")
     s = Server("--max-body", "64KiB", "--cors-origin",
                "https://form.example")
     try:

@@ -47,7 +47,8 @@ SARIF_SCHEMA = json.load(open(os.path.join(SHARED, "schemas",
 GOOD = open(os.path.join(EXAMPLES, "llama-3", "qlora-fsdp-70b.yaml")).read()
 BROKEN = ("base_model: meta-llama/Llama-3.1-8B\ndatasets:\n  - path: a\n"
           "    type: alpaca\nmicro_batch_size: 1\n"
-          "gradient_accumulation_steps: 1\ndp_shard_size: 3\n")
+          "gradient_accumulation_steps: 1\ndp_shard_size: 3\n"
+          "learning_rate: 0.0002\n")
 WORKFLOW = ("name: ci\non: [push]\njobs:\n  t:\n    runs-on: ubuntu-latest\n"
             "    steps:\n      - run: make test\n")
 

@@ -64,7 +64,8 @@ check("config_sha256 is the file's",
 with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
     f.write("base_model: HuggingFaceTB/SmolLM2-135M\ndatasets:\n  - path: p\n    type: alpaca\n"
             "micro_batch_size: 1\ngradient_accumulation_steps: 1\n"
-            "sequence_len: 2048\nsequence_len: 4096\n")
+            "sequence_len: 2048\nsequence_len: 4096\n"
+            "learning_rate: 0.0002\n")
     dup = f.name
 rc, out, err = run([dup, "--gpus", "16", "--nodes", "2"])
 report = json.loads(out)

@@ -48,7 +48,7 @@ ORIGIN = "https://form.example.com"
 CFG = ("base_model: meta-llama/Llama-3.1-8B\nadapter: lora\n"
        "micro_batch_size: 1\ngradient_accumulation_steps: 1\n"
        "sequence_len: 2048\ndatasets:\n  - path: tatsu-lab/alpaca\n"
-       "    type: alpaca\n")
+       "    type: alpaca\nlearning_rate: 0.0002\n")
 
 
 def dup_config(n, prefix="k"):

@@ -170,12 +170,14 @@ assert_problem(struct call *c, int status, const char *detail_part)
    activations bring memory.low_headroom). */
 static const char cfg_ok[] =
     "base_model: meta-llama/Llama-3.1-8B\nsequence_len: 4096\n"
+    "learning_rate: 0.0002\n"
     "micro_batch_size: 1\ngradient_accumulation_steps: 4\n"
     "adapter: lora\nlora_r: 8\nlora_alpha: 16\nlora_target_linear: true\n"
     "gradient_checkpointing: true\n"
     "datasets:\n  - path: tatsu-lab/alpaca\n    type: alpaca\n";
 static const char cfg_dup[] =
     "base_model: meta-llama/Llama-3.1-8B\nsequence_len: 4096\n"
+    "learning_rate: 0.0002\n"
     "micro_batch_size: 1\ngradient_accumulation_steps: 4\n"
     "adapter: lora\nlora_r: 8\nlora_alpha: 16\nlora_target_linear: true\n"
     "gradient_checkpointing: true\n"

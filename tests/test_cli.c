@@ -220,7 +220,8 @@ static const char dup_yaml[] =
     "lora_target_linear: true\n"
     "datasets:\n"
     "  - path: tatsu-lab/alpaca\n"
-    "    type: alpaca\n";
+    "    type: alpaca\n"
+    "learning_rate: 0.0002\n";
 
 /* Write text to dir/name (dir/sub/name: sub must exist). */
 static void
@@ -619,6 +620,7 @@ test_cli__directory_checks_only_axolotl_configs(void **state)
 	write_file(dir, "notes.txt", dup_yaml);
 	write_file(dir, "quoted.yaml", "\"datasets\" :\n  - path: x\n    type: "
 	    "alpaca\n'base_model': HuggingFaceTB/SmolLM2-135M\n"
+	    "learning_rate: 0.0002\n"
 	    "micro_batch_size: 1\ngradient_accumulation_steps: 1\n");
 	snprintf(sub, sizeof(sub), "%s/a", dir);
 	assert_int_equal(mkdir(sub, 0700), 0);

@@ -652,6 +652,7 @@ static void
 test_hfconfig__cli_model_config(void **state)
 {
 	static const char cfg[] = "base_model: /mnt/models/private\n"
+	    "learning_rate: 0.0002\n"
 	    "sequence_len: 2048\nmicro_batch_size: 1\n"
 	    "gradient_accumulation_steps: 1\n"
 	    "datasets:\n  - path: x\n    type: alpaca\n";

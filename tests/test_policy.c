@@ -19,6 +19,7 @@
 
 static const char base[] =
     "base_model: HuggingFaceTB/SmolLM2-135M\n"
+    "learning_rate: 0.0002\n"
     "datasets:\n  - path: a/b\n    type: alpaca\n"
     "micro_batch_size: 1\ngradient_accumulation_steps: 1\n";
 
@@ -173,7 +174,7 @@ test_policy__can_forbid_suppressions(void **state)
 	    "h100");
 	assert_non_null(find(w.r, "schema.unknown_key_dropped"));
 	assert_non_null(find(w.r, "policy.inline_suppression"));
-	assert_int_equal(find(w.r, "policy.inline_suppression")->line, 7);
+	assert_int_equal(find(w.r, "policy.inline_suppression")->line, 8);
 	assert_int_equal(w.r->nsuppressed, 0);
 	assert_int_equal(w.r->verdict, VERDICT_FAIL);
 	arena_fini(&w.a);

@@ -17,7 +17,7 @@
 
 #include "core/arena.h"
 #include "core/check.h"
-#include "core/config.h"
+#include "core/schema.h"
 #include "core/keys.h"
 #include "core/rules.h"
 #include "core/rules_int.h"
@@ -522,18 +522,18 @@ test_rules__typos_get_the_right_suggestion(void **state)
 
 	(void)state;
 	for (i = 0; i < sizeof(typos) / sizeof(typos[0]); i++) {
-		const char *s = config_suggest(typos[i][0]);
+		const char *s = schema_suggest(typos[i][0]);
 
 		if (s == NULL || strcmp(s, typos[i][1]) != 0)
 			fail_msg("%s: suggested %s, want %s", typos[i][0],
 			    s != NULL ? s : "(none)", typos[i][1]);
 	}
-	assert_null(config_suggest("provider"));
-	assert_null(config_suggest("xyzzy"));
+	assert_null(schema_suggest("provider"));
+	assert_null(schema_suggest("xyzzy"));
 }
 
 /* Optimal string alignment distance, the whole table: the reference
-   config_suggest's band, early exit and letter floor must agree with. */
+   schema_suggest's band, early exit and letter floor must agree with. */
 static unsigned
 osa_full(const char *a, const char *b)
 {
@@ -562,7 +562,7 @@ osa_full(const char *a, const char *b)
 	return d[la][lb];
 }
 
-/* config_suggest's contract by brute force (config.h). */
+/* schema_suggest's contract by brute force (config.h). */
 static const char *
 suggest_ref(const char *key)
 {
@@ -650,7 +650,7 @@ test_rules__suggestion_equals_brute_force(void **state)
 		if (key[0] == '\0')
 			continue;
 		want = suggest_ref(key);
-		got = config_suggest(key);
+		got = schema_suggest(key);
 		if ((want == NULL) != (got == NULL) ||
 		    (want != NULL && strcmp(want, got) != 0))
 			fail_msg("%s: suggested %s, brute force %s", key,
@@ -690,7 +690,7 @@ key_reported(const char *key, const char *value, const char *rule)
 	return hit;
 }
 
-/* config_check finds every key and alias through its process-wide index,
+/* schema_check finds every key and alias through its process-wide index,
    with its type: none is unknown, a list is refused where the type takes
    no list, and a key nobody knows is still unknown. */
 static void
@@ -897,6 +897,72 @@ load_verdicts(size_t *n)
 	return rows;
 }
 
+/*
+ * A check that runs out of request memory says where (issue #20's one
+ * error convention): every budget from a few KiB up to one that suffices
+ * either passes or returns ERR_NOMEM with "request memory budget spent
+ * while ..." set by the stage that met it; the schema pass names the key
+ * (with its line) and the rule pass the rule that was running.
+ */
+static void
+test_rules__out_of_memory_says_where(void **state)
+{
+	static const char text[] =
+	    "base_model: NousResearch/Llama-3.2-1B\n"
+	    "adaptr: lora\n"
+	    "learning_rat: 0.0002\n"
+	    "deepspeed: deepspeed_configs/zero3.json\n"
+	    "fsdp_version: 2\n"
+	    "fsdp_config:\n  offload_params: true\n"
+	    "micro_batch_size: 2\n"
+	    "warmup_steps: 10\n"
+	    "warmup_ratio: 0.1\n"
+	    "sequence_len: 4096\n"
+	    "datasets:\n  - path: a/b\n    type: alpaca\n";
+	struct context ctx;
+	struct limits lim;
+	bool saw_key = false, saw_rule = false, passed = false;
+	size_t cap;
+
+	(void)state;
+	context_default(&ctx);
+	ctx.gpus = 8;
+	limits_default(&lim);
+	for (cap = 4096; cap < ((size_t)8 << 20) && !passed;
+	    cap += cap / 16) {
+		struct arena a;
+		struct err e = { 0 };
+		struct report *r;
+		int rv;
+
+		arena_init(&a, cap);
+		rv = check_run(&r, text, sizeof(text) - 1, &ctx, &lim, &a, &e);
+		if (rv == 0) {
+			passed = true;
+		} else {
+			assert_int_equal(rv, ERR_NOMEM);
+			assert_int_equal(e.code, ERR_NOMEM);
+			assert_non_null(strstr(e.msg, "request memory budget "
+			    "spent"));
+			if (strstr(e.msg, "while checking key '") != NULL) {
+				saw_key = true;
+				assert_true(e.loc.line >= 2);
+				assert_true(e.loc.path[0] != '\0');
+			}
+			if (strstr(e.msg, "while running rule ") != NULL) {
+				const char *id = strstr(e.msg, "rule ") + 5;
+
+				saw_rule = true;
+				assert_non_null(rules_find(id));
+			}
+		}
+		arena_fini(&a);
+	}
+	assert_true(passed);
+	assert_true(saw_key);
+	assert_true(saw_rule);
+}
+
 int
 main(void)
 {
@@ -910,6 +976,7 @@ main(void)
 		cmocka_unit_test(test_rules__renamed_keys_are_mapped),
 		cmocka_unit_test(test_rules__values_as_pydantic_parses_them),
 		cmocka_unit_test(test_rules__values_the_before_validators_set),
+		cmocka_unit_test(test_rules__out_of_memory_says_where),
 	};
 	const struct rule_def *all;
 	struct CMUnitTest *t;

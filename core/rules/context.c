@@ -446,8 +446,10 @@ parse_as(struct doc_node **out, const struct key_def *k,
 		f = strtod(v->text, &end);
 		is_num = end != v->text && *end == '\0' &&
 		    ty_python_float(v->text, v->len);
+		/* The range first: casting a double outside long long's
+		   (or a NaN) is undefined. */
 		is_int = is_num && (kind & PARSE_INT) &&
-		    f == (double)(long long)f && f > -9.2e18 && f < 9.2e18;
+		    f > -9.2e18 && f < 9.2e18 && f == (double)(long long)f;
 	}
 	if (!is_bool && !is_num)
 		return 0;

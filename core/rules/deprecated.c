@@ -1,5 +1,5 @@
 /*
- * core/rules/deprecated: removed and renamed keys.  core/config reports
+ * core/rules/deprecated: removed and renamed keys.  core/schema_check reports
  * most of them from its table (rows without a function here); this file
  * also builds the view the rules read, with the renamed keys mapped the
  * way Axolotl maps them before its validators look (deprecated_view).

@@ -1,5 +1,5 @@
 /*
- * core/rules/schema: the rows of what core/doc and core/config report
+ * core/rules/schema: the rows of what core/doc and core/schema_check report
  * while they read the file: duplicate keys, unknown keys, plugin keys
  * without their plugin, values of the wrong type, a missing dataset.
  * Pure: a rule reads the config through its struct rule_ctx and reports
