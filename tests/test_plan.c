@@ -49,6 +49,21 @@ static const struct prow rows[] = {
 	  "fsdp2", 0, 1, 2, 2, 1, "bf16", "sdpa", 2, 4, 16, -1 },
 	{ "batch_w4_tp4", MB(2, 4) "tensor_parallel_size: 4\n" FS2, 4, "h100",
 	  "fsdp2", 0, 1, 1, 4, 1, "bf16", "sdpa", 2, 4, 8, -1 },
+	/* Degrees as pydantic's lax int parses a string (the rules read
+	   them from the plan); what it refuses leaves the default. */
+	{ "tp_string", MB(2, 4) "tensor_parallel_size: ' 2 '\n" FS2, 4,
+	  "h100", "fsdp2", 0, 1, 2, 2, 1, "bf16", "sdpa", 2, 4, 16, -1 },
+	{ "cp_string_underscore_fraction", MB(2, 4)
+	  "context_parallel_size: '0_2.00'\n" FS2, 4, "h100", "fsdp2", 0, 1,
+	  2, 1, 2, "bf16", "sdpa", 2, 4, 16, -1 },
+	{ "sp_degree_string", MB(2, 4) "sequence_parallel_degree: '+2'\n" FS2,
+	  4, "h100", "fsdp2", 0, 1, 2, 1, 2, "bf16", "sdpa", 2, 4, 16, -1 },
+	{ "tp_not_an_int", MB(2, 4) "tensor_parallel_size: '2e0'\n" FS2, 4,
+	  "h100", "fsdp2", 0, 1, 4, 1, 1, "bf16", "sdpa", 2, 4, 32, -1 },
+	{ "tp_trailing_underscore", MB(2, 4) "tensor_parallel_size: '2_'\n"
+	  FS2, 4, "h100", "fsdp2", 0, 1, 4, 1, 1, "bf16", "sdpa", 2, 4, 32, -1 },
+	{ "tp_bare_point", MB(2, 4) "tensor_parallel_size: '2.'\n" FS2, 4,
+	  "h100", "fsdp2", 0, 1, 4, 1, 1, "bf16", "sdpa", 2, 4, 32, -1 },
 	{ "batch_size_no_gas_key", "micro_batch_size: 1\nbatch_size: 16\n", 8,
 	  "h100", "ddp", 0, 8, 1, 1, 1, "bf16", "sdpa", 1, 1, 128, -1 },
 	{ "batch_size_gas_null", "micro_batch_size: 2\nbatch_size: 16\n"

@@ -453,6 +453,23 @@ test_rules__values_as_pydantic_parses_them(void **state)
 	assert_int_equal(fires_at(text, 1, "precision.bf16_full_rejected"), 8);
 	snprintf(text, sizeof(text), "%sbf16: 'AUTO'\n", base);
 	assert_int_equal(fires_at(text, 1, "precision.bf16_full_rejected"), 8);
+	/* The degree from the plan, parsed as pydantic does: the after-
+	   validator sees 2; the before-validator compares the string with 1
+	   (a TypeError, schema.compared_as_number, not the Liger rule). */
+	snprintf(text, sizeof(text), "%splugins:\n  - axolotl.integrations."
+	    "liger.LigerPlugin\nliger_fused_linear_cross_entropy: true\n"
+	    "tensor_parallel_size: '2'\n", base);
+	assert_int_equal(fires_at(text, 2, "parallel.tp_liger_flce"), 10);
+	snprintf(text, sizeof(text), "%splugins:\n  - axolotl.integrations."
+	    "liger.LigerPlugin\nliger_rms_norm: true\n"
+	    "tensor_parallel_size: '2'\n", base);
+	assert_int_equal(fires_at(text, 2, "parallel.tp_liger_rms_norm"), 0);
+	assert_int_equal(fires_at(text, 2, "schema.compared_as_number"), 11);
+	/* A kernel flag pydantic reads as true is on, as Axolotl reads it. */
+	snprintf(text, sizeof(text), "%srl: dpo\nadapter: lora\n"
+	    "lora_mlp_kernel: 1\n", base);
+	assert_int_equal(fires_at(text, 1, "lora_kernels.rl_not_supported"),
+	    8);
 }
 
 /*

@@ -16,13 +16,6 @@ uses_flash_lib(const char *backend)
 	    strcmp(backend, "kernels-community/flash-attn3") == 0);
 }
 
-static long long
-cp_size(const struct rule_ctx *rc)
-{
-	/* The view holds sequence_parallel_degree under its new name. */
-	return cfg_int(rc, "context_parallel_size", 1);
-}
-
 /* cp.glm_dsa_exemption */
 static int
 check_cp_glm_dsa(struct rule_ctx *rc)
@@ -95,7 +88,7 @@ check_cp_packing_mbs(struct rule_ctx *rc)
 	long long mbs;
 
 	use_parsed(rc);  /* an after-validator */
-	cp = cfg_int(rc, "context_parallel_size", 1);
+	cp = cp_of(rc);
 	mbs = cfg_int(rc, "micro_batch_size", 1);
 
 	if (cp <= 1 || cfg_on(rc, "use_glm_dsa_kernels") ||
@@ -115,7 +108,7 @@ check_cp_requires_flash(struct rule_ctx *rc)
 	const struct doc_pair *at;
 
 	use_parsed(rc);  /* an after-validator */
-	cp = cfg_int(rc, "context_parallel_size", 1);
+	cp = cp_of(rc);
 	be = attn_backend(rc);
 	at = cfg_pair(rc, "attn_implementation");
 
@@ -189,7 +182,7 @@ check_cp_world(struct rule_ctx *rc)
 	long long cp, w = rc->ctx->gpus;
 
 	use_parsed(rc);  /* launch-time: the validated config */
-	cp = cp_size(rc);
+	cp = cp_of(rc);
 
 	if (cp <= 1 || (w >= cp && w % cp == 0))
 		return 0;

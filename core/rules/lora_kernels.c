@@ -8,6 +8,11 @@
 
 #include <strings.h>
 
+/*
+ * Whether a LoRA kernel flag is on, as Axolotl reads them: truthy
+ * (data.get("lora_mlp_kernel") or ...; the trainer's cfg.lora_*_kernel
+ * after pydantic made them bools).
+ */
 static bool
 kernels_on(const struct rule_ctx *rc)
 {
@@ -38,13 +43,6 @@ kernels_on_for_mixins(const struct rule_ctx *rc)
 {
 	return (cfg_on(rc, "lora_mlp_kernel") && !mlp_kernel_disabled(rc)) ||
 	    cfg_on(rc, "lora_qkv_kernel") || cfg_on(rc, "lora_o_kernel");
-}
-
-static bool
-kernel_flag_true(const struct rule_ctx *rc)
-{
-	return cfg_true(rc, "lora_mlp_kernel") || cfg_true(rc, "lora_qkv_kernel")
-	    || cfg_true(rc, "lora_o_kernel");
 }
 
 /* lora_kernels.auto_enable */
@@ -127,7 +125,7 @@ check_lora_kernels_nvfp4(struct rule_ctx *rc)
 static int
 check_lora_kernels_rl(struct rule_ctx *rc)
 {
-	if (!cfg_set(rc, "rl") || !kernel_flag_true(rc))
+	if (!cfg_set(rc, "rl") || !kernels_on(rc))
 		return 0;
 	return rule_report(rc, cfg_pair(rc, "rl"), "the LoRA kernels are not "
 	    "supported for RL trainers");

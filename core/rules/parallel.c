@@ -25,10 +25,11 @@ first_of_sizes(const struct rule_ctx *rc)
 	return NULL;
 }
 
+/* The tensor-parallel size of the plan. */
 static long long
 tp_size(const struct rule_ctx *rc)
 {
-	return cfg_int(rc, "tensor_parallel_size", 1);
+	return rc->plan->tp;
 }
 
 /* parallel.ddp_with_tp_or_cp */
@@ -176,8 +177,12 @@ check_parallel_tp_liger_flce(struct rule_ctx *rc)
 static int
 check_parallel_tp_liger_rms(struct rule_ctx *rc)
 {
+	const struct doc_pair *tp = raw_pair(rc, "tensor_parallel_size");
+
+	/* A before-validator: a string size is a TypeError there
+	   (schema.compared_as_number), not this. */
 	if (!plugin_on(rc, "liger") || !cfg_on(rc, "liger_rms_norm") ||
-	    tp_size(rc) <= 1)
+	    tp_size(rc) <= 1 || (tp != NULL && tp->value->kind == DOC_STR))
 		return 0;
 	return rule_report(rc, cfg_pair(rc, "liger_rms_norm"),
 	    "liger_rms_norm does not work with tensor_parallel_size %lld",
