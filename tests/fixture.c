@@ -7,6 +7,7 @@
 #include "core/check.h"
 #include "core/core.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
@@ -232,4 +233,30 @@ fixture_check(struct report **out, const char *text, const char *extra,
 	ctx.gpu = gpu;
 	limits_default(&lim);
 	return check_run(out, buf, n + 1 + m, &ctx, &lim, a, e);
+}
+
+size_t
+fixture_count_configs(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *ent;
+	size_t n = 0;
+
+	if (d == NULL)
+		return 0;
+	while ((ent = readdir(d)) != NULL) {
+		char sub[1024];
+		size_t l = strlen(ent->d_name);
+
+		if (ent->d_name[0] == '.')
+			continue;
+		snprintf(sub, sizeof(sub), "%s/%s", dir, ent->d_name);
+		if ((l > 5 && strcmp(ent->d_name + l - 5, ".yaml") == 0) ||
+		    (l > 4 && strcmp(ent->d_name + l - 4, ".yml") == 0))
+			n++;
+		else if (ent->d_type == DT_DIR)
+			n += fixture_count_configs(sub);
+	}
+	closedir(d);
+	return n;
 }

@@ -16,6 +16,10 @@ int fixture_write_tmp(char *out, size_t cap, const void *buf, size_t len);
 /* The shared/ folder (SHARED_DIR from the environment or the build). */
 const char *fixture_shared(void);
 
+/* The .yaml and .yml files under dir and its subdirectories (hidden
+   entries skipped); 0 when dir cannot be read. */
+size_t fixture_count_configs(const char *dir);
+
 /* The preflight binary under test (PREFLIGHT_BIN or BUILD_DIR). */
 const char *fixture_bin(void);
 

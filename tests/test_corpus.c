@@ -4,7 +4,6 @@
  * golden.json, generated once by tests/gen/corpus_golden.py): same keys in
  * the same order, same types, same values, at every depth.
  */
-#include <dirent.h>
 #include <math.h>
 #include <stdint.h>
 #include <setjmp.h>
@@ -136,43 +135,19 @@ test_corpus__tree_equals_pyyaml(void **state)
 }
 
 /* Every config on disk has a golden entry, and the other way round. */
-static size_t
-count_configs(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *ent;
-	size_t n = 0;
-
-	if (d == NULL)
-		return 0;
-	while ((ent = readdir(d)) != NULL) {
-		char sub[1024];
-		size_t l = strlen(ent->d_name);
-
-		if (ent->d_name[0] == '.')
-			continue;
-		snprintf(sub, sizeof(sub), "%s/%s", dir, ent->d_name);
-		if ((l > 5 && strcmp(ent->d_name + l - 5, ".yaml") == 0) ||
-		    (l > 4 && strcmp(ent->d_name + l - 4, ".yml") == 0))
-			n++;
-		else if (ent->d_type == DT_DIR)
-			n += count_configs(sub);
-	}
-	closedir(d);
-	return n;
-}
-
 static void
 test_corpus__golden_covers_every_example(void **state)
 {
 	char dir[1024];
+	size_t n;
 
 	(void)state;
 	snprintf(dir, sizeof(dir), "%s/corpus/axolotl/examples",
 	    fixture_shared());
-	assert_int_equal(count_configs(dir), 252);
+	n = fixture_count_configs(dir);
+	assert_true(n > 0);
 	assert_int_equal(json_object_size(json_object_get(golden, "files")),
-	    252);
+	    n);
 }
 
 int
