@@ -294,10 +294,15 @@ lint:
 
 # The include arrows (tests/lint_arrows.sh): core/ includes nothing of api/
 # or server/, api/ nothing of server/.  Run first by make lint.
-.PHONY: lint-arrows
-lint: lint-arrows
+.PHONY: lint-arrows lint-shape
+lint: lint-arrows lint-shape
 lint-arrows:
 	@sh tests/lint_arrows.sh
+# The shape (tests/lint_shape.sh): no source file in core/, api/, server/
+# above 800 lines, no function above 120 lines without a "one piece:"
+# comment saying why.
+lint-shape:
+	@sh tests/lint_shape.sh
 
 clean:
 	rm -rf build
