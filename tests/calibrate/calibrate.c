@@ -55,6 +55,10 @@ struct row {
 	double alloc, stat, trans, coll;
 	double capacity;	/* GiB the device offers */
 	bool multi;		/* more than one GPU: NCCL communicators */
+	bool counter;		/* the figure is PyTorch's reserved counter
+				   (no CUDA context, no NCCL): a reserved
+				   row, or an unknown one from a README that
+				   quotes Axolotl's own log */
 	double heldout;		/* the cross-validated estimate */
 	struct mem_breakdown b;	/* under the shipped terms (-b) */
 };
@@ -80,11 +84,24 @@ predict_device(const struct row *r, const struct estimate_calib *c)
 	return r->alloc + reserve + runtime;
 }
 
+/* What torch.cuda.max_memory_reserved() would read for row r under c:
+   the tensors and the allocator's reserve (bounded as on the device),
+   without the CUDA context and NCCL, which live outside PyTorch's
+   allocator. */
+static double
+predict_reserved(const struct row *r, const struct estimate_calib *c)
+{
+	return predict_device(r, c) - c->context_gib -
+	    (r->multi ? c->comm_gib : 0);
+}
+
 /* The figure row r is compared with, under c. */
 static double
 predict(const struct row *r, const struct estimate_calib *c)
 {
-	return r->kind == K_ALLOCATED ? r->alloc : predict_device(r, c);
+	if (r->kind == K_ALLOCATED)
+		return r->alloc;
+	return r->counter ? predict_reserved(r, c) : predict_device(r, c);
 }
 
 /* The pinball loss of ln(measured / estimate) over rows in set. */
@@ -437,6 +454,9 @@ main(int argc, char **argv)
 				    "memory-measured.tsv\n", g[0]);
 				return 2;
 			}
+			r->counter = r->kind == K_RESERVED ||
+			    (r->kind == K_UNKNOWN && nf >= 7 &&
+			    strcmp(g[6], "logged") == 0);
 			unescape(g[4]);
 			if (load_example(r, shared, ref, g[4], strtol(g[2],
 			    NULL, 10), g[3]) != 0)
@@ -550,6 +570,7 @@ main(int argc, char **argv)
 				    "memory-measured.tsv\n", g[0]);
 				return 2;
 			}
+			r->counter = r->kind == K_RESERVED;
 			unescape(g[3]);
 			if (load_row(r, g[3], "-", strtol(g[1], NULL, 10),
 			    g[2]) != 0)
