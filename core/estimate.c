@@ -164,8 +164,8 @@ const struct estimate_calib estimate_calib_default = {
 	.comm_gib = 0.50,
 	/* measured / estimate over the cross-validated rows: 10th and 90th
 	   percentiles. */
-	.range_low = 0.78,
-	.range_high = 1.35,
+	.range_low = 0.80,
+	.range_high = 1.31,
 };
 
 /* Whether model_type t starts with one of the prefixes in list. */
@@ -512,6 +512,7 @@ estimate_run_calib(struct estimate *e, const struct doc *d,
 	memset(&r, 0, sizeof(r));
 	if (!estimate_shape(e, &r.x, d, ctx, g))
 		return;
+	r.linear_experts = c->linear_experts;
 	estimate_run_init(&r, d, p, e->model);
 	e->trainable_params = (r.lora ? r.n_lora + r.n_mts : r.n_train) <
 	    9e18 ? (long long)(r.lora ? r.n_lora + r.n_mts : r.n_train) : 0;

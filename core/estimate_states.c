@@ -285,7 +285,8 @@ estimate_run_init(struct run *r, const struct doc *d, const struct plan *p,
 	r->lin = r->pre > 0 ? r->pre : r->qlora ? NF4_BYTES : r->q8 ? 1.0 :
 	    r->wbytes;
 	r->exb = r->lin;
-	r->fused = x->E > 0 && !doc_text_has_ci(id, "linearized") &&
+	r->fused = x->E > 0 && !r->linear_experts &&
+	    !doc_text_has_ci(id, "linearized") &&
 	    !doc_truthy(doc_map_value(d->root, "trust_remote_code"));
 	if (x->E > 0 && (r->qlora || r->q8) && r->pre == 0) {
 		bool quantized = doc_truthy(doc_map_value(d->root,

@@ -55,6 +55,8 @@ struct row {
 	double alloc, stat, trans, coll;
 	double capacity;	/* GiB the device offers */
 	bool multi;		/* more than one GPU: NCCL communicators */
+	bool linear_experts;	/* measured on Transformers 4.x, whose MoE
+				   experts were nn.Linear (rows.tsv stack) */
 	bool counter;		/* the figure is PyTorch's reserved counter
 				   (no CUDA context, no NCCL): a reserved
 				   row, or an unknown one from a README that
@@ -281,8 +283,10 @@ load_row(struct row *r, const char *text, const char *extra, long gpus,
 	struct arena a;
 	struct report *rep;
 	struct estimate est, probe;
-	struct estimate_calib c0 = { 0 };
+	struct estimate_calib c0 = { 0 }, shipped = estimate_calib_default;
 	int rv = -1;
+
+	c0.linear_experts = shipped.linear_experts = r->linear_experts;
 
 	arena_init(&a, (size_t)64 << 20);
 	if (fixture_check(&rep, text, strcmp(extra, "-") == 0 ? NULL : extra,
@@ -318,10 +322,10 @@ load_row(struct row *r, const char *text, const char *extra, long gpus,
 		/* The closed form predict() uses must be what the
 		   estimator computes: check it on the shipped terms. */
 		estimate_run_calib(&probe, rep->doc, rep->plan, &rep->ctx,
-		    &estimate_calib_default);
+		    &shipped);
 		r->b = probe.breakdown;
 		if (fabs(probe.per_gpu_peak_gib - predict_device(r,
-		    &estimate_calib_default)) > 1e-9) {
+		    &shipped)) > 1e-9) {
 			fprintf(stderr, "calibrate: %s: the estimate is not "
 			    "linear in the judgement terms\n", r->id);
 			goto out;
@@ -457,6 +461,7 @@ main(int argc, char **argv)
 			r->counter = r->kind == K_RESERVED ||
 			    (r->kind == K_UNKNOWN && nf >= 7 &&
 			    strcmp(g[6], "logged") == 0);
+			r->linear_experts = nf >= 8 && strcmp(g[7], "v4") == 0;
 			unescape(g[4]);
 			if (load_example(r, shared, ref, g[4], strtol(g[2],
 			    NULL, 10), g[3]) != 0)
