@@ -21,8 +21,8 @@
  * per_gpu_peak_gib.  The table also gives the unknown rows compared with
  * the nearer of the two figures, to show how much that choice matters.
  *
- * Usage: calibrate [-v | -b] [-t TAU] [SHARED_DIR]      (make calibrate;
- * -v lists every row, -b its breakdown too)
+ * Usage: calibrate [-v | -b] [-d] [-t TAU] [SHARED_DIR]  (make calibrate;
+ * -v lists every row, -b its breakdown too, -d the fitted parts as TSV)
  */
 #include <math.h>
 #include <stdbool.h>
@@ -389,7 +389,7 @@ int
 main(int argc, char **argv)
 {
 	const char *shared = NULL;
-	bool verbose = false, terms = false, in[MAX_ROWS] = { false }, all[MAX_ROWS] = { false };
+	bool verbose = false, terms = false, dump = false, in[MAX_ROWS] = { false }, all[MAX_ROWS] = { false };
 	char *meas, *mine, *cur, *h[32];
 	char families[MAX_FAMILIES][32];
 	size_t nh, nf, i, j, nfam = 0, missing = 0;
@@ -404,6 +404,8 @@ main(int argc, char **argv)
 			verbose = true;
 		else if (strcmp(argv[k], "-b") == 0)
 			verbose = terms = true;
+		else if (strcmp(argv[k], "-d") == 0)
+			dump = true;
 		else if (strcmp(argv[k], "-t") == 0 && k + 1 < argc)
 			PINBALL_TAU = strtod(argv[++k], NULL);
 		else
@@ -496,6 +498,15 @@ main(int argc, char **argv)
 		if (rows[i].known && rows[i].kind != K_ALLOCATED)
 			ratio[nratio++] = rows[i].measured / rows[i].heldout;
 
+	/* -d: the parts the judgement terms act on, one row a line (for
+	   studying the fit outside this tool). */
+	for (i = 0; dump && i < nrows; i++)
+		printf("D\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%.3f\t%.3f\t%.3f"
+		    "\t%.3f\t%.3f\t%.3f\t%.3f\n", rows[i].id, rows[i].family,
+		    rows[i].strategy, rows[i].adapter, kind_name(rows[i].kind),
+		    rows[i].counter, rows[i].multi, rows[i].measured,
+		    rows[i].alloc, rows[i].stat, rows[i].trans, rows[i].coll,
+		    rows[i].capacity, rows[i].heldout);
 	printf("memory-measured.tsv: %zu rows with an example config, %zu "
 	    "without an estimate, %zu model families\n\n", nrows, missing,
 	    nfam);
