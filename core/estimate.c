@@ -164,7 +164,7 @@ const struct estimate_calib estimate_calib_default = {
 	.comm_gib = 0.50,
 	/* measured / estimate over the cross-validated rows: 10th and 90th
 	   percentiles. */
-	.range_low = 0.80,
+	.range_low = 0.82,
 	.range_high = 1.31,
 };
 

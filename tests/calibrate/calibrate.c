@@ -494,9 +494,17 @@ main(int argc, char **argv)
 	for (i = 0; i < nrows; i++)
 		all[i] = true;
 	full = fit(all);
+	/* range_gib spreads per_gpu_peak_gib: a row read from PyTorch's
+	   counter is put on the device's scale with the runtime the full
+	   fit gives (the context and NCCL the counter leaves out). */
 	for (i = 0; i < nrows; i++)
-		if (rows[i].known && rows[i].kind != K_ALLOCATED)
-			ratio[nratio++] = rows[i].measured / rows[i].heldout;
+		if (rows[i].known && rows[i].kind != K_ALLOCATED) {
+			double rt = rows[i].counter ? full.context_gib +
+			    (rows[i].multi ? full.comm_gib : 0) : 0;
+
+			ratio[nratio++] = (rows[i].measured + rt) /
+			    (rows[i].heldout + rt);
+		}
 
 	/* -d: the parts the judgement terms act on, one row a line (for
 	   studying the fit outside this tool). */
