@@ -43,6 +43,16 @@
 
 enum kind { K_ALLOCATED, K_RESERVED, K_UNKNOWN };
 
+/* Which rows a table line takes besides strategy, adapter and kind. */
+enum sel {
+	S_ANY,
+	S_COUNTER,	/* read from PyTorch's reserved counter */
+	S_DEVICE,	/* read from the device (nvidia-smi, W&B) */
+	S_PACKED,	/* sample_packing fills sequence_len */
+	S_PADDED,	/* not packed: the estimate pads the worst batch */
+	S_UNFLAGGED	/* the source does not flag the figure itself */
+};
+
 struct row {
 	char id[96];
 	char family[32];
@@ -55,6 +65,9 @@ struct row {
 	double alloc, stat, trans, coll;
 	double capacity;	/* GiB the device offers */
 	bool multi;		/* more than one GPU: NCCL communicators */
+	bool packed;		/* sample_packing */
+	bool flagged;		/* the source itself flags the figure
+				   (rows.tsv flag) */
 	bool linear_experts;	/* measured on Transformers 4.x, whose MoE
 				   experts were nn.Linear (rows.tsv stack) */
 	bool counter;		/* the figure is PyTorch's reserved counter
@@ -189,7 +202,8 @@ quantile(double *v, size_t n, double q)
    figures (a sensitivity line, not the headline). */
 static void
 table_line(const struct row *set, size_t count, const char *label,
-    const char *strategy, const char *adapter, int kind, bool nearest)
+    const char *strategy, const char *adapter, int kind, bool nearest,
+    enum sel sel)
 {
 	double err[MAX_ROWS];
 	size_t i, n = 0, within = 0, under = 0;
@@ -201,7 +215,13 @@ table_line(const struct row *set, size_t count, const char *label,
 		if (!r->known || (strategy != NULL &&
 		    strcmp(r->strategy, strategy) != 0) || (adapter != NULL &&
 		    strcmp(r->adapter, adapter) != 0) || (kind >= 0 &&
-		    (int)r->kind != kind))
+		    (int)r->kind != kind) ||
+		    (sel == S_COUNTER && !r->counter) ||
+		    (sel == S_DEVICE && (r->counter ||
+		    r->kind == K_ALLOCATED)) ||
+		    (sel == S_PACKED && !r->packed) ||
+		    (sel == S_PADDED && r->packed) ||
+		    (sel == S_UNFLAGGED && r->flagged))
 			continue;
 		if (nearest && r->kind == K_UNKNOWN) {
 			/* The held-out reserve and context, rescaled. */
@@ -219,10 +239,10 @@ table_line(const struct row *set, size_t count, const char *label,
 		n++;
 	}
 	if (n == 0) {
-		printf("| %-34s |   0 |      - |      - |      - |\n", label);
+		printf("| %-38s |   0 |      - |      - |      - |\n", label);
 		return;
 	}
-	printf("| %-34s | %3zu | %5.1f%% | %5.1f%% | %5.1f%% |\n", label, n,
+	printf("| %-38s | %3zu | %5.1f%% | %5.1f%% | %5.1f%% |\n", label, n,
 	    100 * quantile(err, n, 0.5), 100.0 * (double)within / (double)n,
 	    100.0 * (double)under / (double)n);
 }
@@ -303,6 +323,7 @@ load_row(struct row *r, const char *text, const char *extra, long gpus,
 	    strcmp(rep->plan->adapter, "qlora") == 0 ||
 	    rep->plan->load_in_4bit ? "qlora" : "lora");
 	r->multi = rep->plan->world > 1;
+	r->packed = rep->plan->sample_packing;
 	/* The parts without any judgement term: the same run with every
 	   fitted term zero. */
 	estimate_run_calib(&est, rep->doc, rep->plan, &rep->ctx, &c0);
@@ -442,10 +463,10 @@ main(int argc, char **argv)
 		return 2;
 	}
 	{
-		char *rc = mine, *g[8];
+		char *rc = mine, *g[10];
 
-		(void)fixture_tsv_next(&rc, g, 8);	/* header */
-		while ((nf = fixture_tsv_next(&rc, g, 8)) >= 5) {
+		(void)fixture_tsv_next(&rc, g, 10);	/* header */
+		while ((nf = fixture_tsv_next(&rc, g, 10)) >= 5) {
 			struct row *r = &rows[nrows];
 			char ref[512];
 
@@ -464,6 +485,7 @@ main(int argc, char **argv)
 			    (r->kind == K_UNKNOWN && nf >= 7 &&
 			    strcmp(g[6], "logged") == 0);
 			r->linear_experts = nf >= 8 && strcmp(g[7], "v4") == 0;
+			r->flagged = nf >= 9 && strcmp(g[8], "-") != 0;
 			unescape(g[4]);
 			if (load_example(r, shared, ref, g[4], strtol(g[2],
 			    NULL, 10), g[3]) != 0)
@@ -544,27 +566,37 @@ main(int argc, char **argv)
 	}
 	printf("Leave-one-model-family-out cross-validation (each family's "
 	    "rows estimated with terms fitted on the other families):\n\n");
-	printf("| rows                               |   n | median |ok<=25%%"
+	printf("| rows                                   |   n | median |ok<=25%%"
 	    "| under>25%% |\n");
-	printf("| ---------------------------------- | --: | -----: | -----: "
+	printf("| -------------------------------------- | --: | -----: | -----: "
 	    "| -----: |\n");
-	table_line(rows, nrows, "all", NULL, NULL, -1, false);
-	table_line(rows, nrows, "single GPU", "single", NULL, -1, false);
-	table_line(rows, nrows, "DDP", "ddp", NULL, -1, false);
-	table_line(rows, nrows, "DeepSpeed ZeRO", "zero", NULL, -1, false);
-	table_line(rows, nrows, "FSDP", "fsdp", NULL, -1, false);
-	table_line(rows, nrows, "full fine-tune", NULL, "full", -1, false);
+	table_line(rows, nrows, "all", NULL, NULL, -1, false, S_ANY);
+	table_line(rows, nrows, "single GPU", "single", NULL, -1, false, S_ANY);
+	table_line(rows, nrows, "DDP", "ddp", NULL, -1, false, S_ANY);
+	table_line(rows, nrows, "DeepSpeed ZeRO", "zero", NULL, -1, false, S_ANY);
+	table_line(rows, nrows, "FSDP", "fsdp", NULL, -1, false, S_ANY);
+	table_line(rows, nrows, "full fine-tune", NULL, "full", -1, false, S_ANY);
 	table_line(rows, nrows, "LoRA (16-bit or 8-bit base)", NULL, "lora",
-	    -1, false);
-	table_line(rows, nrows, "QLoRA", NULL, "qlora", -1, false);
+	    -1, false, S_ANY);
+	table_line(rows, nrows, "QLoRA", NULL, "qlora", -1, false, S_ANY);
 	table_line(rows, nrows, "measured as reserved", NULL, NULL,
-	    K_RESERVED, false);
+	    K_RESERVED, false, S_ANY);
 	table_line(rows, nrows, "measured as allocated", NULL, NULL,
-	    K_ALLOCATED, false);
-	table_line(rows, nrows, "kind unknown (vs per_gpu_peak)", NULL, NULL,
-	    K_UNKNOWN, false);
+	    K_ALLOCATED, false, S_ANY);
+	table_line(rows, nrows, "kind unknown (vs the reading)", NULL, NULL,
+	    K_UNKNOWN, false, S_ANY);
 	table_line(rows, nrows, "kind unknown (vs the nearer figure)", NULL,
-	    NULL, K_UNKNOWN, true);
+	    NULL, K_UNKNOWN, true, S_ANY);
+	table_line(rows, nrows, "read from PyTorch's reserved counter", NULL,
+	    NULL, -1, false, S_COUNTER);
+	table_line(rows, nrows, "read from the device", NULL, NULL, -1,
+	    false, S_DEVICE);
+	table_line(rows, nrows, "packed (sample_packing)", NULL, NULL, -1,
+	    false, S_PACKED);
+	table_line(rows, nrows, "not packed (worst batch padded)", NULL,
+	    NULL, -1, false, S_PADDED);
+	table_line(rows, nrows, "all but the figures their source flags",
+	    NULL, NULL, -1, false, S_UNFLAGGED);
 	printf("\nmedian = median absolute error; ok<=25%% = share within 25%%"
 	    "; under>25%% = share estimated more than 25%% below the "
 	    "measurement\n\n");
@@ -617,17 +649,17 @@ main(int argc, char **argv)
 			if (terms)
 				print_terms(&outside[i]);
 		}
-		printf("| rows                               |   n | median "
+		printf("| rows                                   |   n | median "
 		    "|ok<=25%%| under>25%% |\n");
-		printf("| ---------------------------------- | --: | -----: "
+		printf("| -------------------------------------- | --: | -----: "
 		    "| -----: | -----: |\n");
-		table_line(outside, no, "all", NULL, NULL, -1, false);
+		table_line(outside, no, "all", NULL, NULL, -1, false, S_ANY);
 		table_line(outside, no, "measured as allocated", NULL, NULL,
-		    K_ALLOCATED, false);
+		    K_ALLOCATED, false, S_ANY);
 		table_line(outside, no, "measured as reserved", NULL, NULL,
-		    K_RESERVED, false);
+		    K_RESERVED, false, S_ANY);
 		table_line(outside, no, "kind unknown", NULL, NULL, K_UNKNOWN,
-		    false);
+		    false, S_ANY);
 		printf("\n");
 		free(ext);
 	}
