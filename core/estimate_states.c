@@ -355,6 +355,30 @@ dequant_scratch(const struct run *r)
 	return 2 * (mat < r->n_linear / x->L ? mat : r->n_linear / x->L);
 }
 
+/*
+ * bitsandbytes' 4-bit quantization state (the absmax constants, ref. 3.3:
+ * NF4_BYTES - 0.5 per weight) is not a parameter: Linear4bit keeps it on
+ * the module and puts it back on the weight when FSDP has converted the
+ * parameter ("the quant state got lost when the parameter got converted.
+ * This happens for example for fsdp", bitsandbytes: nn/modules.py,
+ * fix_4bit_weight_quant_state_from_module).  FSDP shards and offloads
+ * flat parameters only, so every rank keeps the whole state on the GPU.
+ * (ZeRO-3 keeps the parameter object and partitions its data; whether
+ * the state follows is not documented, and it is not counted there.)
+ * Bytes, all of it; 0 unless the base is bitsandbytes 4-bit.
+ */
+static double
+quant_state_bytes(const struct run *r)
+{
+	double qs = NF4_BYTES - 0.5, n = 0;
+
+	if (r->lin == NF4_BYTES)
+		n += r->n_linear - r->n_exp;
+	if (r->exb == NF4_BYTES && !r->exp_replicated)
+		n += r->n_exp;
+	return n * qs;
+}
+
 /* Single GPU and DDP: everything on every rank (sections 2, 3, 4.1). */
 static void
 states_replicated(struct terms *t, const struct run *r)
@@ -513,6 +537,8 @@ states_fsdp(struct terms *t, const struct run *r)
 
 		t->weights = (base - exp) / G + exp * (r->exp_replicated ? 1 :
 		    fe) + (r->n_lora * r->lb + r->n_mts * mts_bytes(r)) / G;
+		/* The 4-bit quantization state is not sharded. */
+		t->weights += quant_state_bytes(r) * (1 - 1 / G);
 		t->grads = (r->n_lora * r->lb + r->n_mts * mts_bytes(r)) / G;
 		t->optim = (r->n_lora * lstate + r->n_mts * optim_bytes(
 		    bnb_optimizer(r->p->optimizer) ? "adamw" : r->p->optimizer,
@@ -536,8 +562,12 @@ states_fsdp(struct terms *t, const struct run *r)
 		staged = 2 * unit_stored / G;
 	}
 	if (offload) {
-		double stay = r->lora && r->exp_replicated ?
-		    r->n_exp * r->exb : 0;
+		/* What offload leaves on the GPU: experts FSDP does not
+		   shard, and the 4-bit quantization state, which is not a
+		   parameter. */
+		double stay = (r->lora && r->exp_replicated ?
+		    r->n_exp * r->exb : 0) + (r->lora ?
+		    quant_state_bytes(r) : 0);
 
 		t->cpu += t->weights + t->grads + t->optim - stay;
 		t->weights = stay;
