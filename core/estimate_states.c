@@ -120,6 +120,20 @@ lora_mlp(int gate, int up, int down, int mask, double h, double I)
 	    ((down & mask) ? I + h : 0);
 }
 
+/* Whether model_type's nn.Linear experts are named w1, w2, w3. */
+static bool
+w_experts(const char *type)
+{
+	static const char *const w[] = { "mixtral", "phimoe", "minimax",
+	    "lfm2_moe", "kimi", NULL };
+	size_t i;
+
+	for (i = 0; type != NULL && w[i] != NULL; i++)
+		if (strncmp(type, w[i], strlen(w[i])) == 0)
+			return true;
+	return false;
+}
+
 /*
  * Section 3.1: LoRA parameters of the whole model.  Module targets reach
  * the attention and the dense MLPs, a MoE layer's shared experts, and
@@ -154,7 +168,18 @@ lora_params(const struct run *r)
 		    "lora_target_parameters");
 		size_t q;
 
-		if (!r->fused)
+		/* nn.Linear experts keep their family's names: w1 (gate),
+		   w3 (up), w2 (down) in Mixtral, PhiMoE, MiniMax, LFM2-MoE
+		   (Transformers 4.x: Lfm2MoeMLP) and Kimi-Linear's modeling
+		   file (KimiBlockSparseMLP, whose shared experts are
+		   gate_proj/up_proj/down_proj); gate_proj, up_proj,
+		   down_proj elsewhere (Qwen2/3-MoE, OLMoE, DeepSeek,
+		   Jamba). */
+		if (!r->fused && w_experts(r->model_type))
+			moe += x->E * lora_mlp(targeted(d, "w1"),
+			    targeted(d, "w3"), targeted(d, "w2"),
+			    HIT_DENSE | HIT_ROUTED, x->h, x->Ie);
+		else if (!r->fused)
 			moe += x->E * lora_mlp(g, u, dn, HIT_ROUTED, x->h,
 			    x->Ie);
 		if (x->ns > 0)

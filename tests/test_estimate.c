@@ -687,6 +687,29 @@ test_estimate__moe_expert_quantization(void **state)
 	assert_true(mlp.ok && fabs((double)(mlp.e.trainable_params -
 	    plain.e.trainable_params) - 48.0 * 128 * 16 * (2048 + 768)) <
 	    1);
+	/* Kimi-Linear's modeling file names its routed experts w1 (gate),
+	   w3 (up), w2 (down): gate_proj reaches only the shared expert and
+	   the dense layer, w1 adds E x r x (h + I_e) on each of the 26 MoE
+	   layers. */
+	{
+		static const char kimi[] =
+		    "base_model: moonshotai/Kimi-Linear-48B-A3B-Instruct\n"
+		    "trust_remote_code: true\n"
+		    "datasets:\n  - path: tatsu-lab/alpaca\n    type: alpaca\n"
+		    "sequence_len: 2048\nmicro_batch_size: 1\nbf16: true\n"
+		    "adapter: lora\nload_in_8bit: true\nlora_r: 16\n"
+		    "gradient_checkpointing: true\n";
+		struct run_est k1, k2;
+
+		k1 = estimate_of(kimi, "lora_target_modules:\n  - q_proj\n"
+		    "  - gate_proj", 1, "h100-sxm");
+		k2 = estimate_of(kimi, "lora_target_modules:\n  - q_proj\n"
+		    "  - gate_proj\n  - w1", 1, "h100-sxm");
+		assert_true(k1.ok && k2.ok && k1.e.known && k2.e.known);
+		assert_true(fabs((double)(k2.e.trainable_params -
+		    k1.e.trainable_params) - 26.0 * 256 * 16 * (2304 +
+		    1024)) < 1);
+	}
 	/* Reading the parametrized experts dequantizes a whole layer's
 	   (for the layer computed and the one recomputed). */
 	assert_true(quant.e.breakdown.buffers_gib * GIB >= 4 * n_exp / 48);
