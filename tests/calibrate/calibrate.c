@@ -410,7 +410,8 @@ int
 main(int argc, char **argv)
 {
 	const char *shared = NULL;
-	bool verbose = false, terms = false, dump = false, in[MAX_ROWS] = { false }, all[MAX_ROWS] = { false };
+	bool verbose = false, terms = false, dump = false;
+	bool in[MAX_ROWS] = { false }, all[MAX_ROWS] = { false };
 	char *meas, *mine, *cur, *h[32];
 	char families[MAX_FAMILIES][32];
 	size_t nh, nf, i, j, nfam = 0, missing = 0;
@@ -566,16 +567,20 @@ main(int argc, char **argv)
 	}
 	printf("Leave-one-model-family-out cross-validation (each family's "
 	    "rows estimated with terms fitted on the other families):\n\n");
-	printf("| rows                                   |   n | median |ok<=25%%"
+	printf("| rows                                   |   n | median "
+	    "|ok<=25%%"
 	    "| under>25%% |\n");
-	printf("| -------------------------------------- | --: | -----: | -----: "
+	printf("| -------------------------------------- | --: | -----: "
+	    "| -----: "
 	    "| -----: |\n");
 	table_line(rows, nrows, "all", NULL, NULL, -1, false, S_ANY);
 	table_line(rows, nrows, "single GPU", "single", NULL, -1, false, S_ANY);
 	table_line(rows, nrows, "DDP", "ddp", NULL, -1, false, S_ANY);
-	table_line(rows, nrows, "DeepSpeed ZeRO", "zero", NULL, -1, false, S_ANY);
+	table_line(rows, nrows, "DeepSpeed ZeRO", "zero", NULL, -1, false,
+	    S_ANY);
 	table_line(rows, nrows, "FSDP", "fsdp", NULL, -1, false, S_ANY);
-	table_line(rows, nrows, "full fine-tune", NULL, "full", -1, false, S_ANY);
+	table_line(rows, nrows, "full fine-tune", NULL, "full", -1, false,
+	    S_ANY);
 	table_line(rows, nrows, "LoRA (16-bit or 8-bit base)", NULL, "lora",
 	    -1, false, S_ANY);
 	table_line(rows, nrows, "QLoRA", NULL, "qlora", -1, false, S_ANY);
@@ -649,9 +654,11 @@ main(int argc, char **argv)
 			if (terms)
 				print_terms(&outside[i]);
 		}
-		printf("| rows                                   |   n | median "
+		printf("| rows                                   |   n "
+		    "| median "
 		    "|ok<=25%%| under>25%% |\n");
-		printf("| -------------------------------------- | --: | -----: "
+		printf("| -------------------------------------- | --: "
+		    "| -----: "
 		    "| -----: | -----: |\n");
 		table_line(outside, no, "all", NULL, NULL, -1, false, S_ANY);
 		table_line(outside, no, "measured as allocated", NULL, NULL,
