@@ -45,6 +45,12 @@ struct estimate_calib {
 	double comm_gib;	/* NCCL communicators when world > 1 */
 	double range_low;	/* measured / estimate, 10th percentile */
 	double range_high;	/* measured / estimate, 90th percentile */
+	/* Not a judgement term: the software stack a measured run used,
+	   so that tests/calibrate compares a README with the run it
+	   measured.  The report always assumes today's stack (false). */
+	bool linear_experts;	/* Transformers 4.x: MoE experts as
+				   nn.Linear modules, not fused 3-D
+				   parameters */
 };
 
 extern const struct estimate_calib estimate_calib_default;

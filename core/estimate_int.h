@@ -72,6 +72,8 @@ struct run {
 	double lin;		/* bytes per frozen (dense) linear weight */
 	double exb;		/* bytes per frozen expert weight */
 	bool fused;		/* MoE experts are fused 3-D parameters */
+	bool linear_experts;	/* the run's Transformers (4.x) kept them
+				   as nn.Linear (estimate_calib) */
 	bool exp_replicated;	/* quantized experts FSDP does not shard */
 	bool exp_parametrized;	/* experts quantized on load (3-D) */
 };

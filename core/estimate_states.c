@@ -120,6 +120,20 @@ lora_mlp(int gate, int up, int down, int mask, double h, double I)
 	    ((down & mask) ? I + h : 0);
 }
 
+/* Whether model_type's nn.Linear experts are named w1, w2, w3. */
+static bool
+w_experts(const char *type)
+{
+	static const char *const w[] = { "mixtral", "phimoe", "minimax",
+	    "lfm2_moe", "kimi", NULL };
+	size_t i;
+
+	for (i = 0; type != NULL && w[i] != NULL; i++)
+		if (strncmp(type, w[i], strlen(w[i])) == 0)
+			return true;
+	return false;
+}
+
 /*
  * Section 3.1: LoRA parameters of the whole model.  Module targets reach
  * the attention and the dense MLPs, a MoE layer's shared experts, and
@@ -154,7 +168,18 @@ lora_params(const struct run *r)
 		    "lora_target_parameters");
 		size_t q;
 
-		if (!r->fused)
+		/* nn.Linear experts keep their family's names: w1 (gate),
+		   w3 (up), w2 (down) in Mixtral, PhiMoE, MiniMax, LFM2-MoE
+		   (Transformers 4.x: Lfm2MoeMLP) and Kimi-Linear's modeling
+		   file (KimiBlockSparseMLP, whose shared experts are
+		   gate_proj/up_proj/down_proj); gate_proj, up_proj,
+		   down_proj elsewhere (Qwen2/3-MoE, OLMoE, DeepSeek,
+		   Jamba). */
+		if (!r->fused && w_experts(r->model_type))
+			moe += x->E * lora_mlp(targeted(d, "w1"),
+			    targeted(d, "w3"), targeted(d, "w2"),
+			    HIT_DENSE | HIT_ROUTED, x->h, x->Ie);
+		else if (!r->fused)
 			moe += x->E * lora_mlp(g, u, dn, HIT_ROUTED, x->h,
 			    x->Ie);
 		if (x->ns > 0)
@@ -285,7 +310,8 @@ estimate_run_init(struct run *r, const struct doc *d, const struct plan *p,
 	r->lin = r->pre > 0 ? r->pre : r->qlora ? NF4_BYTES : r->q8 ? 1.0 :
 	    r->wbytes;
 	r->exb = r->lin;
-	r->fused = x->E > 0 && !doc_text_has_ci(id, "linearized") &&
+	r->fused = x->E > 0 && !r->linear_experts &&
+	    !doc_text_has_ci(id, "linearized") &&
 	    !doc_truthy(doc_map_value(d->root, "trust_remote_code"));
 	if (x->E > 0 && (r->qlora || r->q8) && r->pre == 0) {
 		bool quantized = doc_truthy(doc_map_value(d->root,
@@ -352,6 +378,30 @@ dequant_scratch(const struct run *r)
 	if (r->exp_parametrized)
 		return 2 * 2 * r->unit_exp;
 	return 2 * (mat < r->n_linear / x->L ? mat : r->n_linear / x->L);
+}
+
+/*
+ * bitsandbytes' 4-bit quantization state (the absmax constants, ref. 3.3:
+ * NF4_BYTES - 0.5 per weight) is not a parameter: Linear4bit keeps it on
+ * the module and puts it back on the weight when FSDP has converted the
+ * parameter ("the quant state got lost when the parameter got converted.
+ * This happens for example for fsdp", bitsandbytes: nn/modules.py,
+ * fix_4bit_weight_quant_state_from_module).  FSDP shards and offloads
+ * flat parameters only, so every rank keeps the whole state on the GPU.
+ * (ZeRO-3 keeps the parameter object and partitions its data; whether
+ * the state follows is not documented, and it is not counted there.)
+ * Bytes, all of it; 0 unless the base is bitsandbytes 4-bit.
+ */
+static double
+quant_state_bytes(const struct run *r)
+{
+	double qs = NF4_BYTES - 0.5, n = 0;
+
+	if (r->lin == NF4_BYTES)
+		n += r->n_linear - r->n_exp;
+	if (r->exb == NF4_BYTES && !r->exp_replicated)
+		n += r->n_exp;
+	return n * qs;
 }
 
 /* Single GPU and DDP: everything on every rank (sections 2, 3, 4.1). */
@@ -512,6 +562,8 @@ states_fsdp(struct terms *t, const struct run *r)
 
 		t->weights = (base - exp) / G + exp * (r->exp_replicated ? 1 :
 		    fe) + (r->n_lora * r->lb + r->n_mts * mts_bytes(r)) / G;
+		/* The 4-bit quantization state is not sharded. */
+		t->weights += quant_state_bytes(r) * (1 - 1 / G);
 		t->grads = (r->n_lora * r->lb + r->n_mts * mts_bytes(r)) / G;
 		t->optim = (r->n_lora * lstate + r->n_mts * optim_bytes(
 		    bnb_optimizer(r->p->optimizer) ? "adamw" : r->p->optimizer,
@@ -535,8 +587,12 @@ states_fsdp(struct terms *t, const struct run *r)
 		staged = 2 * unit_stored / G;
 	}
 	if (offload) {
-		double stay = r->lora && r->exp_replicated ?
-		    r->n_exp * r->exb : 0;
+		/* What offload leaves on the GPU: experts FSDP does not
+		   shard, and the 4-bit quantization state, which is not a
+		   parameter. */
+		double stay = (r->lora && r->exp_replicated ?
+		    r->n_exp * r->exb : 0) + (r->lora ?
+		    quant_state_bytes(r) : 0);
 
 		t->cpu += t->weights + t->grads + t->optim - stay;
 		t->weights = stay;

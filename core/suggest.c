@@ -294,7 +294,12 @@ try_combo(struct suggestion *found, size_t *nf, double *lowest,
 		return 0;
 	if (est.per_gpu_peak_gib < *lowest)
 		*lowest = est.per_gpu_peak_gib;
-	if (!est.fits || est.per_gpu_peak_gib >= e->per_gpu_peak_gib)
+	/* A suggestion must fit with the allocator's whole reserve: a peak
+	   at the capacity is one whose reserve the headroom had to clip
+	   (core/estimate.c totals), which fits only by the allocator
+	   freeing its cache and retrying. */
+	if (!est.fits || est.per_gpu_peak_gib >= est.capacity_gib ||
+	    est.per_gpu_peak_gib >= e->per_gpu_peak_gib)
 		return 0;
 	if (e->fits && est.per_gpu_peak_gib >= 0.9 * est.capacity_gib)
 		return 0;

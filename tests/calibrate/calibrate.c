@@ -21,8 +21,8 @@
  * per_gpu_peak_gib.  The table also gives the unknown rows compared with
  * the nearer of the two figures, to show how much that choice matters.
  *
- * Usage: calibrate [-v | -b] [-t TAU] [SHARED_DIR]      (make calibrate;
- * -v lists every row, -b its breakdown too)
+ * Usage: calibrate [-v | -b] [-d] [-t TAU] [SHARED_DIR]  (make calibrate;
+ * -v lists every row, -b its breakdown too, -d the fitted parts as TSV)
  */
 #include <math.h>
 #include <stdbool.h>
@@ -43,6 +43,16 @@
 
 enum kind { K_ALLOCATED, K_RESERVED, K_UNKNOWN };
 
+/* Which rows a table line takes besides strategy, adapter and kind. */
+enum sel {
+	S_ANY,
+	S_COUNTER,	/* read from PyTorch's reserved counter */
+	S_DEVICE,	/* read from the device (nvidia-smi, W&B) */
+	S_PACKED,	/* sample_packing fills sequence_len */
+	S_PADDED,	/* not packed: the estimate pads the worst batch */
+	S_UNFLAGGED	/* the source does not flag the figure itself */
+};
+
 struct row {
 	char id[96];
 	char family[32];
@@ -55,6 +65,15 @@ struct row {
 	double alloc, stat, trans, coll;
 	double capacity;	/* GiB the device offers */
 	bool multi;		/* more than one GPU: NCCL communicators */
+	bool packed;		/* sample_packing */
+	bool flagged;		/* the source itself flags the figure
+				   (rows.tsv flag) */
+	bool linear_experts;	/* measured on Transformers 4.x, whose MoE
+				   experts were nn.Linear (rows.tsv stack) */
+	bool counter;		/* the figure is PyTorch's reserved counter
+				   (no CUDA context, no NCCL): a reserved
+				   row, or an unknown one from a README that
+				   quotes Axolotl's own log */
 	double heldout;		/* the cross-validated estimate */
 	struct mem_breakdown b;	/* under the shipped terms (-b) */
 };
@@ -80,11 +99,24 @@ predict_device(const struct row *r, const struct estimate_calib *c)
 	return r->alloc + reserve + runtime;
 }
 
+/* What torch.cuda.max_memory_reserved() would read for row r under c:
+   the tensors and the allocator's reserve (bounded as on the device),
+   without the CUDA context and NCCL, which live outside PyTorch's
+   allocator. */
+static double
+predict_reserved(const struct row *r, const struct estimate_calib *c)
+{
+	return predict_device(r, c) - c->context_gib -
+	    (r->multi ? c->comm_gib : 0);
+}
+
 /* The figure row r is compared with, under c. */
 static double
 predict(const struct row *r, const struct estimate_calib *c)
 {
-	return r->kind == K_ALLOCATED ? r->alloc : predict_device(r, c);
+	if (r->kind == K_ALLOCATED)
+		return r->alloc;
+	return r->counter ? predict_reserved(r, c) : predict_device(r, c);
 }
 
 /* The pinball loss of ln(measured / estimate) over rows in set. */
@@ -170,7 +202,8 @@ quantile(double *v, size_t n, double q)
    figures (a sensitivity line, not the headline). */
 static void
 table_line(const struct row *set, size_t count, const char *label,
-    const char *strategy, const char *adapter, int kind, bool nearest)
+    const char *strategy, const char *adapter, int kind, bool nearest,
+    enum sel sel)
 {
 	double err[MAX_ROWS];
 	size_t i, n = 0, within = 0, under = 0;
@@ -182,7 +215,13 @@ table_line(const struct row *set, size_t count, const char *label,
 		if (!r->known || (strategy != NULL &&
 		    strcmp(r->strategy, strategy) != 0) || (adapter != NULL &&
 		    strcmp(r->adapter, adapter) != 0) || (kind >= 0 &&
-		    (int)r->kind != kind))
+		    (int)r->kind != kind) ||
+		    (sel == S_COUNTER && !r->counter) ||
+		    (sel == S_DEVICE && (r->counter ||
+		    r->kind == K_ALLOCATED)) ||
+		    (sel == S_PACKED && !r->packed) ||
+		    (sel == S_PADDED && r->packed) ||
+		    (sel == S_UNFLAGGED && r->flagged))
 			continue;
 		if (nearest && r->kind == K_UNKNOWN) {
 			/* The held-out reserve and context, rescaled. */
@@ -200,10 +239,10 @@ table_line(const struct row *set, size_t count, const char *label,
 		n++;
 	}
 	if (n == 0) {
-		printf("| %-34s |   0 |      - |      - |      - |\n", label);
+		printf("| %-38s |   0 |      - |      - |      - |\n", label);
 		return;
 	}
-	printf("| %-34s | %3zu | %5.1f%% | %5.1f%% | %5.1f%% |\n", label, n,
+	printf("| %-38s | %3zu | %5.1f%% | %5.1f%% | %5.1f%% |\n", label, n,
 	    100 * quantile(err, n, 0.5), 100.0 * (double)within / (double)n,
 	    100.0 * (double)under / (double)n);
 }
@@ -264,8 +303,10 @@ load_row(struct row *r, const char *text, const char *extra, long gpus,
 	struct arena a;
 	struct report *rep;
 	struct estimate est, probe;
-	struct estimate_calib c0 = { 0 };
+	struct estimate_calib c0 = { 0 }, shipped = estimate_calib_default;
 	int rv = -1;
+
+	c0.linear_experts = shipped.linear_experts = r->linear_experts;
 
 	arena_init(&a, (size_t)64 << 20);
 	if (fixture_check(&rep, text, strcmp(extra, "-") == 0 ? NULL : extra,
@@ -282,6 +323,7 @@ load_row(struct row *r, const char *text, const char *extra, long gpus,
 	    strcmp(rep->plan->adapter, "qlora") == 0 ||
 	    rep->plan->load_in_4bit ? "qlora" : "lora");
 	r->multi = rep->plan->world > 1;
+	r->packed = rep->plan->sample_packing;
 	/* The parts without any judgement term: the same run with every
 	   fitted term zero. */
 	estimate_run_calib(&est, rep->doc, rep->plan, &rep->ctx, &c0);
@@ -301,10 +343,10 @@ load_row(struct row *r, const char *text, const char *extra, long gpus,
 		/* The closed form predict() uses must be what the
 		   estimator computes: check it on the shipped terms. */
 		estimate_run_calib(&probe, rep->doc, rep->plan, &rep->ctx,
-		    &estimate_calib_default);
+		    &shipped);
 		r->b = probe.breakdown;
 		if (fabs(probe.per_gpu_peak_gib - predict_device(r,
-		    &estimate_calib_default)) > 1e-9) {
+		    &shipped)) > 1e-9) {
 			fprintf(stderr, "calibrate: %s: the estimate is not "
 			    "linear in the judgement terms\n", r->id);
 			goto out;
@@ -368,7 +410,8 @@ int
 main(int argc, char **argv)
 {
 	const char *shared = NULL;
-	bool verbose = false, terms = false, in[MAX_ROWS] = { false }, all[MAX_ROWS] = { false };
+	bool verbose = false, terms = false, dump = false;
+	bool in[MAX_ROWS] = { false }, all[MAX_ROWS] = { false };
 	char *meas, *mine, *cur, *h[32];
 	char families[MAX_FAMILIES][32];
 	size_t nh, nf, i, j, nfam = 0, missing = 0;
@@ -383,6 +426,8 @@ main(int argc, char **argv)
 			verbose = true;
 		else if (strcmp(argv[k], "-b") == 0)
 			verbose = terms = true;
+		else if (strcmp(argv[k], "-d") == 0)
+			dump = true;
 		else if (strcmp(argv[k], "-t") == 0 && k + 1 < argc)
 			PINBALL_TAU = strtod(argv[++k], NULL);
 		else
@@ -419,10 +464,10 @@ main(int argc, char **argv)
 		return 2;
 	}
 	{
-		char *rc = mine, *g[8];
+		char *rc = mine, *g[10];
 
-		(void)fixture_tsv_next(&rc, g, 8);	/* header */
-		while ((nf = fixture_tsv_next(&rc, g, 8)) >= 5) {
+		(void)fixture_tsv_next(&rc, g, 10);	/* header */
+		while ((nf = fixture_tsv_next(&rc, g, 10)) >= 5) {
 			struct row *r = &rows[nrows];
 			char ref[512];
 
@@ -437,6 +482,11 @@ main(int argc, char **argv)
 				    "memory-measured.tsv\n", g[0]);
 				return 2;
 			}
+			r->counter = r->kind == K_RESERVED ||
+			    (r->kind == K_UNKNOWN && nf >= 7 &&
+			    strcmp(g[6], "logged") == 0);
+			r->linear_experts = nf >= 8 && strcmp(g[7], "v4") == 0;
+			r->flagged = nf >= 9 && strcmp(g[8], "-") != 0;
 			unescape(g[4]);
 			if (load_example(r, shared, ref, g[4], strtol(g[2],
 			    NULL, 10), g[3]) != 0)
@@ -467,10 +517,27 @@ main(int argc, char **argv)
 	for (i = 0; i < nrows; i++)
 		all[i] = true;
 	full = fit(all);
+	/* range_gib spreads per_gpu_peak_gib: a row read from PyTorch's
+	   counter is put on the device's scale with the runtime the full
+	   fit gives (the context and NCCL the counter leaves out). */
 	for (i = 0; i < nrows; i++)
-		if (rows[i].known && rows[i].kind != K_ALLOCATED)
-			ratio[nratio++] = rows[i].measured / rows[i].heldout;
+		if (rows[i].known && rows[i].kind != K_ALLOCATED) {
+			double rt = rows[i].counter ? full.context_gib +
+			    (rows[i].multi ? full.comm_gib : 0) : 0;
 
+			ratio[nratio++] = (rows[i].measured + rt) /
+			    (rows[i].heldout + rt);
+		}
+
+	/* -d: the parts the judgement terms act on, one row a line (for
+	   studying the fit outside this tool). */
+	for (i = 0; dump && i < nrows; i++)
+		printf("D\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%.3f\t%.3f\t%.3f"
+		    "\t%.3f\t%.3f\t%.3f\t%.3f\n", rows[i].id, rows[i].family,
+		    rows[i].strategy, rows[i].adapter, kind_name(rows[i].kind),
+		    rows[i].counter, rows[i].multi, rows[i].measured,
+		    rows[i].alloc, rows[i].stat, rows[i].trans, rows[i].coll,
+		    rows[i].capacity, rows[i].heldout);
 	printf("memory-measured.tsv: %zu rows with an example config, %zu "
 	    "without an estimate, %zu model families\n\n", nrows, missing,
 	    nfam);
@@ -500,27 +567,41 @@ main(int argc, char **argv)
 	}
 	printf("Leave-one-model-family-out cross-validation (each family's "
 	    "rows estimated with terms fitted on the other families):\n\n");
-	printf("| rows                               |   n | median |ok<=25%%"
+	printf("| rows                                   |   n | median "
+	    "|ok<=25%%"
 	    "| under>25%% |\n");
-	printf("| ---------------------------------- | --: | -----: | -----: "
+	printf("| -------------------------------------- | --: | -----: "
+	    "| -----: "
 	    "| -----: |\n");
-	table_line(rows, nrows, "all", NULL, NULL, -1, false);
-	table_line(rows, nrows, "single GPU", "single", NULL, -1, false);
-	table_line(rows, nrows, "DDP", "ddp", NULL, -1, false);
-	table_line(rows, nrows, "DeepSpeed ZeRO", "zero", NULL, -1, false);
-	table_line(rows, nrows, "FSDP", "fsdp", NULL, -1, false);
-	table_line(rows, nrows, "full fine-tune", NULL, "full", -1, false);
+	table_line(rows, nrows, "all", NULL, NULL, -1, false, S_ANY);
+	table_line(rows, nrows, "single GPU", "single", NULL, -1, false, S_ANY);
+	table_line(rows, nrows, "DDP", "ddp", NULL, -1, false, S_ANY);
+	table_line(rows, nrows, "DeepSpeed ZeRO", "zero", NULL, -1, false,
+	    S_ANY);
+	table_line(rows, nrows, "FSDP", "fsdp", NULL, -1, false, S_ANY);
+	table_line(rows, nrows, "full fine-tune", NULL, "full", -1, false,
+	    S_ANY);
 	table_line(rows, nrows, "LoRA (16-bit or 8-bit base)", NULL, "lora",
-	    -1, false);
-	table_line(rows, nrows, "QLoRA", NULL, "qlora", -1, false);
+	    -1, false, S_ANY);
+	table_line(rows, nrows, "QLoRA", NULL, "qlora", -1, false, S_ANY);
 	table_line(rows, nrows, "measured as reserved", NULL, NULL,
-	    K_RESERVED, false);
+	    K_RESERVED, false, S_ANY);
 	table_line(rows, nrows, "measured as allocated", NULL, NULL,
-	    K_ALLOCATED, false);
-	table_line(rows, nrows, "kind unknown (vs per_gpu_peak)", NULL, NULL,
-	    K_UNKNOWN, false);
+	    K_ALLOCATED, false, S_ANY);
+	table_line(rows, nrows, "kind unknown (vs the reading)", NULL, NULL,
+	    K_UNKNOWN, false, S_ANY);
 	table_line(rows, nrows, "kind unknown (vs the nearer figure)", NULL,
-	    NULL, K_UNKNOWN, true);
+	    NULL, K_UNKNOWN, true, S_ANY);
+	table_line(rows, nrows, "read from PyTorch's reserved counter", NULL,
+	    NULL, -1, false, S_COUNTER);
+	table_line(rows, nrows, "read from the device", NULL, NULL, -1,
+	    false, S_DEVICE);
+	table_line(rows, nrows, "packed (sample_packing)", NULL, NULL, -1,
+	    false, S_PACKED);
+	table_line(rows, nrows, "not packed (worst batch padded)", NULL,
+	    NULL, -1, false, S_PADDED);
+	table_line(rows, nrows, "all but the figures their source flags",
+	    NULL, NULL, -1, false, S_UNFLAGGED);
 	printf("\nmedian = median absolute error; ok<=25%% = share within 25%%"
 	    "; under>25%% = share estimated more than 25%% below the "
 	    "measurement\n\n");
@@ -550,6 +631,7 @@ main(int argc, char **argv)
 				    "memory-measured.tsv\n", g[0]);
 				return 2;
 			}
+			r->counter = r->kind == K_RESERVED;
 			unescape(g[3]);
 			if (load_row(r, g[3], "-", strtol(g[1], NULL, 10),
 			    g[2]) != 0)
@@ -572,17 +654,19 @@ main(int argc, char **argv)
 			if (terms)
 				print_terms(&outside[i]);
 		}
-		printf("| rows                               |   n | median "
+		printf("| rows                                   |   n "
+		    "| median "
 		    "|ok<=25%%| under>25%% |\n");
-		printf("| ---------------------------------- | --: | -----: "
+		printf("| -------------------------------------- | --: "
+		    "| -----: "
 		    "| -----: | -----: |\n");
-		table_line(outside, no, "all", NULL, NULL, -1, false);
+		table_line(outside, no, "all", NULL, NULL, -1, false, S_ANY);
 		table_line(outside, no, "measured as allocated", NULL, NULL,
-		    K_ALLOCATED, false);
+		    K_ALLOCATED, false, S_ANY);
 		table_line(outside, no, "measured as reserved", NULL, NULL,
-		    K_RESERVED, false);
+		    K_RESERVED, false, S_ANY);
 		table_line(outside, no, "kind unknown", NULL, NULL, K_UNKNOWN,
-		    false);
+		    false, S_ANY);
 		printf("\n");
 		free(ext);
 	}
