@@ -186,21 +186,25 @@ re_match(struct re_state *st, const char *re, const char *end, const char *s,
 	}
 }
 
-/* Axolotl's matching of one unfrozen_parameters pattern against name:
-   1 yes, 0 no, -1 a pattern this subset does not take (or st's budget is
-   spent). */
-static int
-unfrozen_match(struct re_state *st, const char *pat, const char *name)
-{
+/*
+ * One unfrozen_parameters pattern as Axolotl matches it, converted once
+ * per count (not per parameter name): every '.' not followed by '+' a
+ * literal dot, a trailing "[start:end]" range cut off (the parameter is
+ * still trainable), a leading '^' dropped (re.match is anchored anyway).
+ */
+struct re_pat {
 	char re[2 * RE_MAX_LEN + 2];
+	const char *start, *end;
+};
+
+/* Convert pat into *out; -1 when it is longer than the subset takes. */
+static int
+re_pat_make(struct re_pat *out, const char *pat)
+{
 	size_t n = strlen(pat), i, w = 0;
-	const char *start;
-	bool hit;
 
 	if (n > RE_MAX_LEN)
 		return -1;
-	/* Cut a trailing "[start:end]" parameter range (the parameter is
-	   still trainable). */
 	if (n > 2 && pat[n - 1] == ']') {
 		const char *lb = strrchr(pat, '[');
 
@@ -210,18 +214,18 @@ unfrozen_match(struct re_state *st, const char *pat, const char *name)
 	}
 	for (i = 0; i < n; i++) {
 		if (pat[i] == '\\' && i + 1 < n) {
-			re[w++] = pat[i++];
-			re[w++] = pat[i];
+			out->re[w++] = pat[i++];
+			out->re[w++] = pat[i];
 		} else if (pat[i] == '.' && !(i + 1 < n && pat[i + 1] == '+')) {
-			re[w++] = '\\';
-			re[w++] = '.';
+			out->re[w++] = '\\';
+			out->re[w++] = '.';
 		} else
-			re[w++] = pat[i];
+			out->re[w++] = pat[i];
 	}
-	re[w] = '\0';
-	start = re[0] == '^' ? re + 1 : re;
-	hit = re_match(st, start, re + w, name, NULL);
-	return st->bad ? -1 : hit;
+	out->re[w] = '\0';
+	out->start = out->re[0] == '^' ? out->re + 1 : out->re;
+	out->end = out->re + w;
+	return 0;
 }
 
 /* Parameter names a decoder layer's attention and MLP carry in the
@@ -230,18 +234,21 @@ unfrozen_match(struct re_state *st, const char *pat, const char *name)
 static const char *const layer_prefixes[] = { "model.layers.",
 	"model.language_model.layers.", "transformer.blocks.", NULL };
 
-/* Whether any pattern of the sequence u takes name: 1, 0, or -1 when a
-   pattern is outside the matcher's subset. */
+/* Whether any of the n patterns takes name: 1, 0, or -1 when a pattern
+   is outside the matcher's subset (or st's budget is spent). */
 static int
-any_match(struct re_state *st, const struct doc_node *u, const char *name)
+any_match(struct re_state *st, const struct re_pat *pats, size_t n,
+    const char *name)
 {
 	size_t k;
-	int m;
 
-	for (k = 0; k < u->n; k++) {
-		m = unfrozen_match(st, u->items[k]->text, name);
-		if (m != 0)
-			return m;
+	for (k = 0; k < n; k++) {
+		bool hit = re_match(st, pats[k].start, pats[k].end, name, NULL);
+
+		if (st->bad)
+			return -1;
+		if (hit)
+			return 1;
 	}
 	return 0;
 }
@@ -264,6 +271,7 @@ estimate_unfrozen_count(const struct doc *d, const struct arch *x,
 	double attn = x->h * x->a * x->d * 2 + 2 * x->h * x->akv * x->d;
 	double layer = n_linear / x->L, share_a, total = 0, head;
 	struct re_state st = { 0, false };
+	struct re_pat pats[64];		/* u->n <= 64 */
 	char name[160];
 	size_t i;
 	long li;
@@ -273,7 +281,8 @@ estimate_unfrozen_count(const struct doc *d, const struct arch *x,
 	    x->L > 512)
 		return x->N;
 	for (i = 0; i < u->n; i++)
-		if (u->items[i]->kind != DOC_STR)
+		if (u->items[i]->kind != DOC_STR ||
+		    re_pat_make(&pats[i], u->items[i]->text) != 0)
 			return x->N;
 	share_a = layer > 0 ? (attn < layer ? attn / layer : 1) : 0;
 	for (li = 0; li < (long)x->L; li++) {
@@ -283,12 +292,12 @@ estimate_unfrozen_count(const struct doc *d, const struct arch *x,
 		for (pf = layer_prefixes; *pf != NULL; pf++) {
 			snprintf(name, sizeof(name),
 			    "%s%ld.self_attn.q_proj.weight", *pf, li);
-			if ((m = any_match(&st, u, name)) < 0)
+			if ((m = any_match(&st, pats, u->n, name)) < 0)
 				return x->N;
 			hit_a |= m;
 			snprintf(name, sizeof(name),
 			    "%s%ld.mlp.down_proj.weight", *pf, li);
-			if ((m = any_match(&st, u, name)) < 0)
+			if ((m = any_match(&st, pats, u->n, name)) < 0)
 				return x->N;
 			hit_m |= m;
 		}
@@ -297,7 +306,7 @@ estimate_unfrozen_count(const struct doc *d, const struct arch *x,
 	}
 	head = x->tied ? 0 : n_embed / 2;
 	for (i = 0; embeds[i] != NULL; i++) {
-		if ((m = any_match(&st, u, embeds[i])) < 0)
+		if ((m = any_match(&st, pats, u->n, embeds[i])) < 0)
 			return x->N;
 		if (m) {
 			total += n_embed - head;
@@ -305,7 +314,7 @@ estimate_unfrozen_count(const struct doc *d, const struct arch *x,
 		}
 	}
 	if (head > 0) {
-		if ((m = any_match(&st, u, "lm_head.weight")) < 0)
+		if ((m = any_match(&st, pats, u->n, "lm_head.weight")) < 0)
 			return x->N;
 		if (m)
 			total += head;
