@@ -15,6 +15,7 @@
 #include "gpu.h"
 #include "report.h"
 #include "rules_int.h"
+#include "types.h"
 
 const struct ds_preset *
 ds_preset_find(const char *path)
@@ -75,51 +76,11 @@ num(const struct doc_node *m, const char *key, long long def)
 }
 
 /*
- * A string as pydantic's lax int reads it: whitespace around, an optional
- * sign, digits with single underscores between them, and an optional
- * fraction of zeros ("2", " +2 ", "1_000", "2.00"; not "2.", "_2", "2e0").
- * At most 18 digits.  False when it is not one.
- */
-static bool
-lax_int(const char *s, long long *out)
-{
-	long long v = 0;
-	bool neg = false;
-	int digits = 0;
-
-	while (*s == ' ' || (*s >= '\t' && *s <= '\r'))
-		s++;
-	if (*s == '+' || *s == '-')
-		neg = *s++ == '-';
-	for (; *s >= '0' && *s <= '9'; s++) {
-		if (++digits > 18)
-			return false;
-		v = v * 10 + (*s - '0');
-		if (s[1] == '_' && s[2] >= '0' && s[2] <= '9')
-			s++;
-	}
-	if (digits == 0)
-		return false;
-	if (*s == '.') {
-		if (s[1] != '0')
-			return false;
-		for (s++; *s == '0'; s++)
-			;
-	}
-	while (*s == ' ' || (*s >= '\t' && *s <= '\r'))
-		s++;
-	if (*s != '\0')
-		return false;
-	*out = neg ? -v : v;
-	return true;
-}
-
-/*
  * A parallel degree (tensor_parallel_size, context_parallel_size,
  * sequence_parallel_degree, expert_parallel_size) as the after-validators
  * and the launch see it, pydantic having parsed it: num(), or a string
- * lax_int() reads; else def.  The rules read the degrees from the plan,
- * never from the keys (one source).
+ * ty_python_int() reads; else def.  The rules read the degrees from the
+ * plan, never from the keys (one source).
  */
 static long long
 degree(const struct doc_node *m, const char *key, long long def)
@@ -127,7 +88,8 @@ degree(const struct doc_node *m, const char *key, long long def)
 	const struct doc_node *v = doc_map_value(m, key);
 	long long n;
 
-	if (v != NULL && v->kind == DOC_STR && lax_int(v->text, &n))
+	if (v != NULL && v->kind == DOC_STR &&
+	    ty_python_int(v->text, v->len, &n))
 		return n;
 	return num(m, key, def);
 }

@@ -139,6 +139,14 @@ bool ty_explain(char *out, size_t cap, const struct ty *t,
 /* Would Python's float() take s[0..len)?  (pydantic's str -> float.) */
 bool ty_python_float(const char *s, size_t len);
 
+/*
+ * Is s[0..len) an int to pydantic's str -> int (whitespace around, an
+ * optional sign, digits with single underscores between them, a fraction
+ * of zeros)?  With out, its value too (false when it has more than 18
+ * digits).
+ */
+bool ty_python_int(const char *s, size_t len, long long *out);
+
 /* What the bounds ask, to follow "must": "be >= 0 and <= 1", "have at
    least 1 item", "start with 'x'"; "" for none. */
 void ty_describe_bounds(char *out, size_t cap, const struct ty_bounds *b);

@@ -80,12 +80,13 @@ ty_python_float(const char *s, size_t len)
 	return str_is_float(s, len);
 }
 
-/* pydantic's str -> int: optional sign, digits (underscores between). */
-static bool
-str_is_int(const char *s, size_t len)
+bool
+ty_python_int(const char *s, size_t len, long long *out)
 {
 	size_t i = 0;
-	bool digit = false;
+	bool digit = false, neg = false;
+	long long v = 0;
+	int ndigits = 0;
 
 	while (len > 0 && (*s == ' ' || *s == '\t' || *s == '\n')) {
 		s++;
@@ -95,10 +96,12 @@ str_is_int(const char *s, size_t len)
 	    s[len - 1] == '\n'))
 		len--;
 	if (len > 0 && (s[0] == '+' || s[0] == '-'))
-		i++;
+		neg = s[i++] == '-';
 	for (; i < len; i++) {
 		if (s[i] >= '0' && s[i] <= '9') {
 			digit = true;
+			if (++ndigits <= 18)
+				v = v * 10 + (s[i] - '0');
 		} else if (s[i] == '_' && digit && i + 1 < len &&
 		    s[i + 1] >= '0' && s[i + 1] <= '9') {
 			continue;
@@ -109,12 +112,16 @@ str_is_int(const char *s, size_t len)
 			for (i++; i < len; i++)
 				if (s[i] != '0')
 					return false;
-			return digit;
+			break;
 		} else {
 			return false;
 		}
 	}
-	return digit;
+	if (!digit || (out != NULL && ndigits > 18))
+		return false;
+	if (out != NULL)
+		*out = neg ? -v : v;
+	return true;
 }
 
 /* A number's value as Python sees it (True == 1 == 1.0). */
@@ -452,7 +459,7 @@ ty_kind_accepts(const struct ty *t, const struct doc_node *n)
 		if (n->kind == DOC_FLOAT)
 			return isfinite(n->f) && n->f == floor(n->f);
 		if (n->kind == DOC_STR)
-			return str_is_int(n->text, n->len);
+			return ty_python_int(n->text, n->len, NULL);
 		return false;
 	case TY_FLOAT:
 		if (n->kind == DOC_INT || n->kind == DOC_FLOAT ||
