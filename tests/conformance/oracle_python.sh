@@ -15,7 +15,11 @@ ok() {
 sys.exit(0 if pydantic.VERSION.split(".")[0] == "2" else 1)' 2>/dev/null
 }
 
-for p in python3 /usr/bin/python3 "$build/oracle-venv/bin/python3"; do
+# The PATH's python3 first, then Debian's, a pyenv or /usr/local install
+# (a CI runner's PATH may not have the login shell's shims), then ours.
+for p in python3 /usr/bin/python3 /usr/local/bin/python3 \
+    "${PYENV_ROOT:-${HOME:-/root}/.pyenv}"/versions/*/bin/python3 \
+    "$build/oracle-venv/bin/python3"; do
 	if command -v "$p" >/dev/null 2>&1 && ok "$p"; then
 		command -v "$p"
 		exit 0
