@@ -33,6 +33,7 @@
 
 #include "core/arena.h"
 #include "server/auth.h"
+#include "server/deadline.h"
 #include "server/log.h"
 #include "server/metrics.h"
 #include "server/quota.h"
@@ -42,6 +43,7 @@ struct http_server {
 	struct http_config cfg;
 	struct api_ctx *api;
 	struct metrics *m;
+	struct deadline *dl;	/* requests must arrive in time */
 	pthread_mutex_t mu;	/* the fields below, and each req's
 				   suspended/write_done */
 	pthread_cond_t cv;	/* stopping: a write is done */
@@ -95,7 +97,7 @@ uri_logger(void *cls, const char *uri, struct MHD_Connection *c)
 	struct http_server *s = cls;
 	struct req *r = calloc(1, sizeof(*r));
 
-	(void)c;
+	deadline_start(c);	/* from the request line on */
 	if (r == NULL)
 		return NULL;
 	r->s = s;
@@ -150,8 +152,8 @@ on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 	struct http_server *s = cls;
 	struct req *r = *req_cls;
 
-	(void)c;
 	(void)toe;
+	deadline_start(c);	/* the next request's clock */
 	if (r == NULL)
 		return;
 	/* Dropped after its write was done but before it was answered. */
@@ -587,6 +589,7 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 		r->len += n;
 		return MHD_YES;
 	}
+	deadline_stop(c);	/* the request is in */
 	if (r->answered)
 		return MHD_YES;
 	if (r->too_large)
@@ -703,6 +706,7 @@ http_start(struct http_server **out, const struct http_config *cfg,
 	s->m = m;
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
+	s->dl = deadline_new(cfg->conn_timeout, cfg->conn_limit);
 	memset(tls, 0, sizeof(tls));
 	tls[0].option = tls[1].option = tls[2].option = tls[3].option =
 	    MHD_OPTION_END;
@@ -721,6 +725,7 @@ http_start(struct http_server **out, const struct http_config *cfg,
 	    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 	    MHD_OPTION_URI_LOG_CALLBACK, uri_logger, s,
 	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+	    MHD_OPTION_NOTIFY_CONNECTION, deadline_notify, s->dl,
 	    MHD_OPTION_UNESCAPE_CALLBACK, no_unescape, NULL,
 	    MHD_OPTION_CONNECTION_LIMIT, cfg->conn_limit,
 	    MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->per_address,
@@ -731,6 +736,7 @@ http_start(struct http_server **out, const struct http_config *cfg,
 	    MHD_OPTION_THREAD_POOL_SIZE, cfg->threads,
 	    MHD_OPTION_END);
 	if (s->d == NULL) {
+		deadline_free(s->dl);
 		pthread_cond_destroy(&s->cv);
 		pthread_mutex_destroy(&s->mu);
 		free(s);
@@ -788,6 +794,7 @@ http_stop(struct http_server *s)
 		pthread_cond_wait(&s->cv, &s->mu);
 	pthread_mutex_unlock(&s->mu);
 	MHD_stop_daemon(s->d);
+	deadline_free(s->dl);
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->mu);
 	free(s);

@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""Attacks on `preflight serve --auth token` beyond issue 13
+(tests/security.py), each against a real server on a loopback port:
+
+ 1. slowloris from many addresses: every connection slot held by
+    requests that trickle one byte at a time, each under the per-address
+    limit and never idle long enough for the idle timeout; another
+    client must still be served;
+
+Usage: tests/redteam.py PREFLIGHT_BIN SHARED_DIR
+Prints 'N passed, N failed'; exits non-zero on any failure.
+"""
+import http.client
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pflib import check, serve, summary  # noqa: E402
+
+BIN, SHARED = sys.argv[1], sys.argv[2]
+CFG = ("base_model: meta-llama/Llama-3.1-8B\nadapter: lora\n"
+       "micro_batch_size: 1\ngradient_accumulation_steps: 1\n"
+       "sequence_len: 2048\ndatasets:\n  - path: tatsu-lab/alpaca\n"
+       "    type: alpaca\nlearning_rate: 0.0002\n")
+
+
+class Server:
+    def __init__(self, d, *args, env=None):
+        self.db = os.path.join(d, "p-%d.db" % time.time_ns())
+        self.log = open(self.db + ".log", "w+")
+        e = dict(os.environ)
+        e.update(env or {})
+        self.proc, self.port = serve(BIN, self.db, self.log, args, env=e)
+
+    def token(self, team, admin=False):
+        p = subprocess.run([BIN, "token", "create", "--team", team, "--db",
+                            self.db] + (["--admin"] if admin else []),
+                           capture_output=True, text=True, check=True)
+        return p.stdout.strip()
+
+    def request(self, method, path, body=None, headers=None, token=None,
+                timeout=10):
+        c = http.client.HTTPConnection("127.0.0.1", self.port,
+                                       timeout=timeout)
+        h = dict(headers or {})
+        if token:
+            h["Authorization"] = "Bearer " + token
+        if isinstance(body, str):
+            body = body.encode()
+        c.request(method, path, body=body, headers=h)
+        r = c.getresponse()
+        data = r.read()
+        c.close()
+        try:
+            j = json.loads(data) if data else None
+        except ValueError:
+            j = None
+        return r.status, dict((k.lower(), v) for k, v in r.getheaders()), j
+
+    def raw(self, source="127.0.0.1", timeout=5):
+        return socket.create_connection(("127.0.0.1", self.port), timeout,
+                                        source_address=(source, 0))
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+        return self.proc.returncode
+
+
+def alive(sock):
+    """Is the server still holding sock open?"""
+    sock.setblocking(False)
+    try:
+        return sock.recv(1) != b""
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+
+
+# ---- 1. slowloris from many addresses ---------------------------------
+
+def test_slowloris_many_addresses(d):
+    """12 addresses x 20 connections (each address under its limit of
+    20, together past the 200 connections the server takes), each sending
+    one header byte every 1.5 s: never idle for the 4 s timeout."""
+    s = Server(d, "--auth", "token", "--max-connections", "200",
+               "--max-connections-per-address", "20",
+               "--connection-timeout", "4")
+    tok = s.token("red")
+    socks = []
+    for a in range(12):
+        for _ in range(20):
+            try:
+                k = s.raw(source="127.0.1.%d" % (a + 1))
+                k.sendall(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n")
+                socks.append(k)
+            except OSError:
+                pass
+    stop = threading.Event()
+
+    def drip():
+        while not stop.is_set():
+            for k in socks:
+                try:
+                    k.sendall(b"X")
+                except OSError:
+                    pass
+            stop.wait(1.5)
+    t = threading.Thread(target=drip)
+    t.start()
+    served, tries = [], 0
+    t0 = time.time()
+    while time.time() - t0 < 14:
+        tries += 1
+        try:
+            st, _, _ = s.request("GET", "/v1/checks?limit=1", token=tok,
+                                 timeout=2)
+            if st == 200:
+                served.append(round(time.time() - t0, 1))
+        except OSError:
+            pass
+        time.sleep(1)
+    held = sum(alive(k) for k in socks)
+    stop.set()
+    t.join()
+    for k in socks:
+        k.close()
+    s.stop()
+    check("240 trickling connections from 12 addresses: another client "
+          "is served within 8 s (served at %s s of 14)" % served[:3],
+          served and served[0] < 8, (served, tries))
+    check("none of them is held past 14 s (%d still open; the request "
+          "must arrive within --connection-timeout)" % held, held == 0,
+          held)
+    # A client that is slow but within the deadline is not cut.
+    s = Server(d, "--auth", "token", "--connection-timeout", "4")
+    tok = s.token("red")
+    k = s.raw()
+    body = CFG.encode()
+    k.sendall(b"POST /v1/checks?dry_run=true HTTP/1.1\r\nHost: localhost\r\n"
+              b"Authorization: Bearer " + tok.encode() + b"\r\n"
+              b"Content-Type: application/yaml\r\n"
+              b"Content-Length: %d\r\n\r\n" % len(body))
+    for i in range(0, len(body), len(body) // 4 + 1):
+        time.sleep(0.6)
+        k.sendall(body[i:i + len(body) // 4 + 1])
+    k.settimeout(5)
+    first = k.recv(64)
+    k.close()
+    s.stop()
+    check("a body sent in four pieces over 2.4 s (deadline 4 s) is "
+          "answered", first.startswith(b"HTTP/1.1 200"), first)
+
+
+def main():
+    d = tempfile.mkdtemp(prefix="preflight-redteam-")
+    cases = [test_slowloris_many_addresses]
+    only = os.environ.get("REDTEAM_ONLY")
+    try:
+        for case in cases:
+            if only and only not in case.__name__:
+                continue
+            print("== %s" % case.__name__)
+            case(d)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    return summary()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
