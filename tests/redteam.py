@@ -6,6 +6,8 @@
     requests that trickle one byte at a time, each under the per-address
     limit and never idle long enough for the idle timeout; another
     client must still be served;
+ 2. a config that makes the checker's own work grow faster than its size
+    (a long plugins list in a run that needs suggestions);
 
 Usage: tests/redteam.py PREFLIGHT_BIN SHARED_DIR
 Prints 'N passed, N failed'; exits non-zero on any failure.
@@ -167,9 +169,56 @@ def test_slowloris_many_addresses(d):
           "answered", first.startswith(b"HTTP/1.1 200"), first)
 
 
+# ---- 2. configs whose check costs more than their size ------------------
+
+FULL_FT = ("base_model: meta-llama/Llama-3.1-8B\nmicro_batch_size: 4\n"
+           "gradient_accumulation_steps: 1\nsequence_len: 4096\n"
+           "datasets:\n  - path: tatsu-lab/alpaca\n    type: alpaca\n"
+           "learning_rate: 0.00002\n")
+
+
+def plugins_config(n):
+    """A full fine-tune that does not fit one GPU (so the estimator
+    searches for changes, one of which adds Cut Cross Entropy to the
+    plugins list) with n plugins listed."""
+    return FULL_FT + "plugins:\n" + "".join(
+        "  - org.plugins.p%d.Plugin\n" % i for i in range(n))
+
+
+def test_plugins_suggestions(d):
+    s = Server(d, "--auth", "token")
+    tok = s.token("red")
+    times = {}
+    for n in (100, 3000):
+        cfg = plugins_config(n)
+        t0 = time.time()
+        st, _, j = s.request("POST", "/v1/checks?dry_run=true&gpus=1", cfg,
+                             {"Content-Type": "application/yaml"}, tok,
+                             timeout=30)
+        times[n] = time.time() - t0
+        sets = [json.dumps(x["set"]) for x in (j or {}).get(
+            "suggestions", [])] if st == 200 else []
+        check("%d plugins (%d KB) in a run that needs suggestions: checked "
+              "(%d, %.2f s, under 2 s), CCE suggested with every plugin "
+              "kept" % (n, len(cfg) >> 10, st, times[n]),
+              st == 200 and times[n] < 2 and any(
+                  "CutCrossEntropyPlugin" in x and
+                  "org.plugins.p%d.Plugin" % (n - 1) in x for x in sets),
+              (st, j if st != 200 else sets[:2]))
+    s.stop()
+    cfg = plugins_config(20000)
+    t0 = time.time()
+    p = subprocess.run([BIN, "check", "-", "--gpus", "1"], input=cfg,
+                       capture_output=True, text=True, timeout=60)
+    took = time.time() - t0
+    check("the CLI checks 20,000 plugins (%d KB) in %.2f s, exit 1 not 2" %
+          (len(cfg) >> 10, took), p.returncode == 1 and took < 3,
+          (p.returncode, p.stderr[:200]))
+
+
 def main():
     d = tempfile.mkdtemp(prefix="preflight-redteam-")
-    cases = [test_slowloris_many_addresses]
+    cases = [test_slowloris_many_addresses, test_plugins_suggestions]
     only = os.environ.get("REDTEAM_ONLY")
     try:
         for case in cases:
