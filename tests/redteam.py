@@ -8,6 +8,8 @@
     client must still be served;
  2. a config that makes the checker's own work grow faster than its size
     (a long plugins list in a run that needs suggestions);
+ 3. output injection: config keys and file names holding newlines and
+    terminal escapes, in the text report a terminal or CI log shows;
 
 Usage: tests/redteam.py PREFLIGHT_BIN SHARED_DIR
 Prints 'N passed, N failed'; exits non-zero on any failure.
@@ -216,9 +218,50 @@ def test_plugins_suggestions(d):
           (p.returncode, p.stderr[:200]))
 
 
+# ---- 3. output injection -------------------------------------------------
+
+HOSTILE_KEYS = (
+    'base_model: meta-llama/Llama-3.1-8B\n'
+    '"x\\n::error file=a.py,line=1::injected": 1\n'
+    '"y\\r\\n::add-mask::secret\\u0085::warning::nel": 2\n'
+    '"z\\e[2J\\e]0;title\\a\\e[31mred": 3\n')
+
+
+def test_text_injection(d):
+    sub = os.path.join(d, "inj")
+    os.mkdir(sub)
+    path = os.path.join(sub, "cfg\n::error::from-the-name.yaml")
+    with open(path, "w") as f:
+        f.write(HOSTILE_KEYS)
+    p = subprocess.run([BIN, "check", path, "--gpus", "1"],
+                       capture_output=True, timeout=30)
+    out = p.stdout
+    lines = out.split(b"\n")
+    starts = [ln for ln in lines if ln.lstrip().startswith(b"::")]
+    check("text report of hostile keys and a hostile file name: no line "
+          "starts a workflow command (%d lines, %d do)" %
+          (len(lines), len(starts)), p.returncode in (0, 1) and
+          not starts and b"injected" in out, (p.returncode, starts[:3]))
+    check("... no terminal control byte (ESC, BEL, CR, C1) reaches the "
+          "terminal", not any(c in out for c in (b"\x1b", b"\x07", b"\r",
+                                                 b"\xc2\x85")),
+          out[:300])
+    check("... the keys are still named, escaped ('x\\n::error')",
+          b"'x\\n::error file=a.py" in out and b"\\x1b[2J" in out,
+          out[:300])
+    p = subprocess.run([BIN, "check", sub, "--gpus", "1"],
+                       capture_output=True, timeout=30)
+    starts = [ln for ln in p.stdout.split(b"\n")
+              if ln.lstrip().startswith(b"::")]
+    check("... the same walking the directory (%d workflow lines)" %
+          len(starts), p.returncode in (0, 1) and not starts and
+          b"injected" in p.stdout, (p.returncode, starts[:3]))
+
+
 def main():
     d = tempfile.mkdtemp(prefix="preflight-redteam-")
-    cases = [test_slowloris_many_addresses, test_plugins_suggestions]
+    cases = [test_slowloris_many_addresses, test_plugins_suggestions,
+             test_text_injection]
     only = os.environ.get("REDTEAM_ONLY")
     try:
         for case in cases:
