@@ -34,6 +34,7 @@
 #include "core/arena.h"
 #include "server/auth.h"
 #include "server/deadline.h"
+#include "server/framing.h"
 #include "server/log.h"
 #include "server/metrics.h"
 #include "server/quota.h"
@@ -336,6 +337,16 @@ bad_framing(struct req *r, struct MHD_Connection *c, const char *method,
 	return respond(r, c, method, &ar);
 }
 
+/* "a request may carry one Host header only" (server/framing.h). */
+static const char *
+dup_detail(struct req *r, const char *name)
+{
+	const char *d = arena_printf(&r->arena, "a request may carry one %s "
+	    "header only", name);
+
+	return d != NULL ? d : "a request may carry each framing header once";
+}
+
 /* Transfer-Encoding and Content-Length, Host: what RFC 9112 requires. */
 static enum MHD_Result
 check_framing(struct req *r, struct MHD_Connection *c, const char *method,
@@ -347,7 +358,10 @@ check_framing(struct req *r, struct MHD_Connection *c, const char *method,
 	    MHD_HTTP_HEADER_CONTENT_LENGTH);
 	const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 	    MHD_HTTP_HEADER_HOST);
+	const char *dup = framing_duplicate(c);
 
+	if (dup != NULL)
+		return bad_framing(r, c, method, 400, dup_detail(r, dup));
 	if (te != NULL && cl != NULL)
 		return bad_framing(r, c, method, 400, "a request may not "
 		    "carry both Transfer-Encoding and Content-Length");

@@ -10,6 +10,9 @@
     (a long plugins list in a run that needs suggestions);
  3. output injection: config keys and file names holding newlines and
     terminal escapes, in the text report a terminal or CI log shows;
+ 4. duplicated framing and credential headers (two Content-Length, Host,
+    Transfer-Encoding or Authorization lines), which a proxy in front may
+    read the other way (request smuggling, a second team's token);
 
 Usage: tests/redteam.py PREFLIGHT_BIN SHARED_DIR
 Prints 'N passed, N failed'; exits non-zero on any failure.
@@ -258,10 +261,73 @@ def test_text_injection(d):
           b"injected" in p.stdout, (p.returncode, starts[:3]))
 
 
+# ---- 4. duplicated framing and credential headers ------------------------
+
+def send_raw(s, data, timeout=5):
+    """The status of the first answer to data, and whether the server
+    closed the connection after it."""
+    k = s.raw(timeout=timeout)
+    k.sendall(data)
+    k.settimeout(timeout)
+    buf = b""
+    closed = False
+    try:
+        while True:
+            got = k.recv(65536)
+            if not got:
+                closed = True
+                break
+            buf += got
+    except OSError:
+        pass
+    k.close()
+    st = int(buf.split(b" ", 2)[1]) if buf.startswith(b"HTTP/1.") else None
+    return st, closed, buf
+
+
+def test_duplicate_headers(d):
+    s = Server(d, "--auth", "token", "--connection-timeout", "3")
+    red, blue = s.token("red"), s.token("blue")
+    body = CFG.encode()
+    head = b"POST /v1/checks?dry_run=true HTTP/1.1\r\nHost: localhost\r\n" \
+        b"Authorization: Bearer " + red.encode() + b"\r\n" \
+        b"Content-Type: application/yaml\r\n"
+    smuggled = b"GET /v1/checks HTTP/1.1\r\nHost: localhost\r\n" \
+        b"Authorization: Bearer " + blue.encode() + b"\r\n\r\n"
+    cases = [
+        ("two Content-Length values", head + b"Content-Length: %d\r\n"
+         b"Content-Length: 5\r\n\r\n" % len(body) + body),
+        ("Content-Length twice, the second covering a smuggled request",
+         head + b"Content-Length: %d\r\nContent-Length: %d\r\n\r\n" %
+         (len(body), len(body) + len(smuggled)) + body + smuggled),
+        ("two Transfer-Encoding lines (chunked, then gzip)",
+         head + b"Transfer-Encoding: chunked\r\nTransfer-Encoding: gzip"
+         b"\r\n\r\n%x\r\n" % len(body) + body + b"\r\n0\r\n\r\n"),
+        ("two Host lines", b"GET /v1/checks HTTP/1.1\r\nHost: localhost\r\n"
+         b"Host: evil.example.com\r\nAuthorization: Bearer " +
+         red.encode() + b"\r\n\r\n"),
+        ("two Authorization lines (two teams' tokens)",
+         b"GET /v1/checks HTTP/1.1\r\nHost: localhost\r\n"
+         b"Authorization: Bearer " + red.encode() + b"\r\n"
+         b"Authorization: Bearer " + blue.encode() + b"\r\n\r\n"),
+    ]
+    for what, data in cases:
+        st, closed, buf = send_raw(s, data)
+        check("%s -> 400 and closed (got %s%s)" % (what, st,
+              ", closed" if closed else ""), st == 400 and closed and
+              buf.count(b"HTTP/1.1 ") == 1, buf[:200])
+    # One of each is still served.
+    st, closed, buf = send_raw(s, head + b"Content-Length: %d\r\n"
+                               b"Connection: close\r\n\r\n" % len(body) +
+                               body)
+    check("the same request with one of each -> 200", st == 200, buf[:200])
+    s.stop()
+
+
 def main():
     d = tempfile.mkdtemp(prefix="preflight-redteam-")
     cases = [test_slowloris_many_addresses, test_plugins_suggestions,
-             test_text_injection]
+             test_text_injection, test_duplicate_headers]
     only = os.environ.get("REDTEAM_ONLY")
     try:
         for case in cases:
