@@ -6,8 +6,9 @@
     requests that trickle one byte at a time, each under the per-address
     limit and never idle long enough for the idle timeout; another
     client must still be served;
- 2. a config that makes the checker's own work grow faster than its size
-    (a long plugins list in a run that needs suggestions);
+ 2. configs that make the checker's own work grow faster than their size
+    (a long plugins list in a run that needs suggestions; fsdp_config
+    with thousands of keys);
  3. output injection: config keys and file names holding newlines and
     terminal escapes, in the text report a terminal or CI log shows;
  4. duplicated framing and credential headers (two Content-Length, Host,
@@ -221,6 +222,44 @@ def test_plugins_suggestions(d):
           (p.returncode, p.stderr[:200]))
 
 
+def cli_time(cfg):
+    """Seconds `check -` takes on cfg, and its exit code."""
+    t0 = time.time()
+    p = subprocess.run([BIN, "check", "-", "--gpus", "1"], input=cfg,
+                       capture_output=True, text=True, timeout=120)
+    return time.time() - t0, p.returncode
+
+
+def test_fsdp_config_keys(d):
+    """fsdp_config is read the way Axolotl's validator does (the fsdp_
+    prefix dropped, a later key winning): that normalisation compared
+    each key with every key kept before it."""
+    keys = "".join("  fsdp_state_dict_typ%d: x\n" % i for i in range(9990))
+    base = FULL_FT.replace("micro_batch_size: 4", "micro_batch_size: 1")
+    fsdp = base + "fsdp_config:\n" + keys
+    other = base + "lr_scheduler_kwargs:\n" + keys
+    t_other, rc_other = min(cli_time(other) for _ in range(3))
+    t_fsdp, rc_fsdp = min(cli_time(fsdp) for _ in range(3))
+    check("9,990 keys in fsdp_config cost at most 4x the same keys in "
+          "another mapping (%.3f s vs %.3f s)" % (t_fsdp, t_other),
+          rc_fsdp in (0, 1) and t_fsdp < 4 * t_other + 0.05,
+          (rc_fsdp, rc_other))
+    # Semantics kept: a later key wins over an earlier one it renames to.
+    rules = []
+    for order in (("fsdp_offload_params: notabool", "offload_params: true"),
+                  ("offload_params: true", "fsdp_offload_params: notabool")):
+        cfg = base + "fsdp_config:\n  %s\n  %s\n  fsdp_version: 2\n" % order
+        p = subprocess.run([BIN, "check", "-", "--gpus", "2", "--format",
+                            "json"], input=cfg, capture_output=True,
+                           text=True, timeout=60)
+        j = json.loads(p.stdout) if p.stdout else {}
+        rules.append([f["path"] for f in j.get("findings", [])
+                      if f["rule"] == "schema.type"])
+    check("... a later fsdp_config key still wins over the earlier one it "
+          "renames to (a bad value first: no type error; last: one)",
+          rules == [[], ["fsdp_config"]], rules)
+
+
 # ---- 3. output injection -------------------------------------------------
 
 HOSTILE_KEYS = (
@@ -327,6 +366,7 @@ def test_duplicate_headers(d):
 def main():
     d = tempfile.mkdtemp(prefix="preflight-redteam-")
     cases = [test_slowloris_many_addresses, test_plugins_suggestions,
+             test_fsdp_config_keys,
              test_text_injection, test_duplicate_headers]
     only = os.environ.get("REDTEAM_ONLY")
     try:
