@@ -8,7 +8,8 @@
     client must still be served;
  2. configs that make the checker's own work grow faster than their size
     (a long plugins list in a run that needs suggestions; fsdp_config
-    with thousands of keys);
+    with thousands of keys; thousands of findings and suppression
+    markers);
  3. output injection: config keys and file names holding newlines and
     terminal escapes, in the text report a terminal or CI log shows;
  4. duplicated framing and credential headers (two Content-Length, Host,
@@ -260,6 +261,50 @@ def test_fsdp_config_keys(d):
           rules == [[], ["fsdp_config"]], rules)
 
 
+def test_suppression_markers(d):
+    """Each finding was held against every `# preflight: ignore[...]`
+    marker of the file: findings x markers."""
+    head = FULL_FT + "".join("z%d: 1\n" % i for i in range(9900))
+    marked = head + "# preflight: ignore[a.b] reason\n" * 25000
+    plain = head + "# an ordinary comment line here\n" * 25000
+    t_plain, rc_plain = min(cli_time(plain) for _ in range(3))
+    t_marked, rc_marked = min(cli_time(marked) for _ in range(3))
+    check("9,900 findings and 25,000 markers that match none cost at most "
+          "4x the same lines as plain comments (%.3f s vs %.3f s)" %
+          (t_marked, t_plain), rc_marked in (0, 1) and
+          t_marked < 4 * t_plain + 0.05, (rc_marked, rc_plain))
+    # A whole config on one line: every finding against one marker
+    # listing 60,000 ids.
+    keys = ", ".join("z%d: 1" % i for i in range(9000))
+    ids = ",".join("x.y%d" % i for i in range(60000))
+    flow = ("{base_model: meta-llama/Llama-3.1-8B, micro_batch_size: 1, "
+            "gradient_accumulation_steps: 1, learning_rate: 0.0002, "
+            "datasets: [{path: a, type: alpaca}], " + keys + "}")
+    t_plain, _ = min(cli_time(flow + "  # " + ids + "\n") for _ in range(3))
+    t_marked, rc = min(cli_time(flow + "  # preflight: ignore[" + ids +
+                                ",schema.unknown_key_dropped] r\n")
+                       for _ in range(3))
+    check("9,000 findings on one line, its marker listing 60,000 ids: at "
+          "most 4x the same line with a plain comment (%.3f s vs %.3f s)" %
+          (t_marked, t_plain), rc in (0, 1) and
+          t_marked < 4 * t_plain + 0.05, rc)
+    # Markers still apply: on the line, alone on the line above, by id.
+    cfg = (FULL_FT + "zz_a: 1  # preflight: ignore[schema.unknown_key_dropped] ok\n"
+           "# preflight: ignore[schema.unknown_key_dropped] ok\nzz_b: 1\n"
+           "zz_c: 1  # preflight: ignore[other.rule] no\n"
+           "# preflight: ignore[schema.unknown_key_dropped] ok\n\nzz_d: 1\n")
+    p = subprocess.run([BIN, "check", "-", "--gpus", "8", "--format",
+                        "json"], input=cfg, capture_output=True, text=True,
+                       timeout=60)
+    j = json.loads(p.stdout) if p.stdout else {}
+    kept = sorted(f["path"] for f in j.get("findings", [])
+                  if f["rule"] == "schema.unknown_key_dropped")
+    gone = sorted(f["path"] for f in j.get("suppressed", []))
+    check("... markers still suppress on their line and the line below "
+          "(suppressed %s, kept %s)" % (gone, kept),
+          gone == ["zz_a", "zz_b"] and kept == ["zz_c", "zz_d"], p.stdout[:300])
+
+
 # ---- 3. output injection -------------------------------------------------
 
 HOSTILE_KEYS = (
@@ -366,7 +411,7 @@ def test_duplicate_headers(d):
 def main():
     d = tempfile.mkdtemp(prefix="preflight-redteam-")
     cases = [test_slowloris_many_addresses, test_plugins_suggestions,
-             test_fsdp_config_keys,
+             test_fsdp_config_keys, test_suppression_markers,
              test_text_injection, test_duplicate_headers]
     only = os.environ.get("REDTEAM_ONLY")
     try:
