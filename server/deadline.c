@@ -20,6 +20,8 @@ struct conn {
 	int64_t since_ms;	/* when its clock started */
 	bool timed;		/* a request is arriving */
 	bool cut;		/* shut down already */
+	void *held;		/* a request MHD has not completed, or NULL */
+	void (*drop)(void *req);
 	struct conn *prev, *next;
 };
 
@@ -107,8 +109,6 @@ deadline_new(unsigned seconds, unsigned limit)
 {
 	struct deadline *dl;
 
-	if (seconds == 0)
-		return NULL;
 	dl = calloc(1, sizeof(*dl));
 	if (dl == NULL)
 		return NULL;
@@ -116,7 +116,8 @@ deadline_new(unsigned seconds, unsigned limit)
 	dl->limit = limit;
 	pthread_mutex_init(&dl->mu, NULL);
 	pthread_cond_init(&dl->cv, NULL);
-	if (pthread_create(&dl->thread, NULL, sweeper, dl) != 0) {
+	if (seconds > 0 &&
+	    pthread_create(&dl->thread, NULL, sweeper, dl) != 0) {
 		pthread_cond_destroy(&dl->cv);
 		pthread_mutex_destroy(&dl->mu);
 		free(dl);
@@ -136,7 +137,8 @@ deadline_free(struct deadline *dl)
 	dl->stop = true;
 	pthread_cond_signal(&dl->cv);
 	pthread_mutex_unlock(&dl->mu);
-	pthread_join(dl->thread, NULL);
+	if (dl->ms > 0)
+		pthread_join(dl->thread, NULL);
 	for (c = dl->head; c != NULL; c = next) {
 		next = c->next;
 		free(c);
@@ -180,6 +182,8 @@ deadline_notify(void *cls, struct MHD_Connection *mc, void **socket_context,
 	*socket_context = NULL;
 	if (c == NULL)
 		return;
+	if (c->held != NULL)
+		c->drop(c->held);	/* refused by MHD, never completed */
 	pthread_mutex_lock(&dl->mu);
 	if (c->prev != NULL)
 		c->prev->next = c->next;
@@ -225,4 +229,26 @@ deadline_stop(struct MHD_Connection *mc)
 	pthread_mutex_lock(&c->dl->mu);
 	c->timed = false;
 	pthread_mutex_unlock(&c->dl->mu);
+}
+
+void
+deadline_hold(struct MHD_Connection *mc, void *req, void (*drop)(void *req))
+{
+	struct conn *c = conn_of(mc);
+
+	if (c == NULL)
+		return;
+	if (c->held != NULL)
+		c->drop(c->held);	/* a refused request, then another */
+	c->held = req;
+	c->drop = drop;
+}
+
+void
+deadline_release(struct MHD_Connection *mc)
+{
+	struct conn *c = conn_of(mc);
+
+	if (c != NULL)
+		c->held = NULL;
 }

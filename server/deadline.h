@@ -15,6 +15,13 @@
  * deadline shrinks to DEADLINE_PRESSURE_S: a real client sends its
  * request in milliseconds.  Answers being computed or sent are not
  * timed here (the idle timeout still applies to them).
+ *
+ * The same record holds the request a connection has started: MHD calls
+ * the URI logger (which allocates it) as soon as a request line is in,
+ * but its completion callback only once the access handler has run, so
+ * a request MHD refuses itself (a query string with more arguments than
+ * its memory pool holds: 431) would leak it and count in flight forever.
+ * The record drops it when the connection closes.
  */
 #ifndef SERVER_DEADLINE_H
 #define SERVER_DEADLINE_H
@@ -26,17 +33,16 @@
 struct deadline;
 
 /*
- * A sweeper for requests that take longer than seconds to arrive (0: no
- * deadline, nothing is started), with limit the server's connection
- * limit.  NULL when out of memory or the thread cannot start.
+ * Connection records, and a sweeper for requests that take longer than
+ * seconds to arrive (0: no deadline, no sweeper), with limit the server's
+ * connection limit.  NULL when out of memory or the thread cannot start.
  */
 struct deadline *deadline_new(unsigned seconds, unsigned limit);
 
 /* Stop the sweeper and free; after MHD_stop_daemon().  NULL: no-op. */
 void deadline_free(struct deadline *dl);
 
-/* MHD_OPTION_NOTIFY_CONNECTION's callback; cls is the deadline (NULL:
-   nothing is timed). */
+/* MHD_OPTION_NOTIFY_CONNECTION's callback; cls is the deadline. */
 void deadline_notify(void *cls, struct MHD_Connection *c,
     void **socket_context, enum MHD_ConnectionNotificationCode code);
 
@@ -46,5 +52,13 @@ void deadline_start(struct MHD_Connection *c);
 
 /* c's request has arrived whole: stop its clock. */
 void deadline_stop(struct MHD_Connection *c);
+
+/* c has started request req: if c closes before deadline_release(),
+   drop(req) frees it (in the thread that closes c). */
+void deadline_hold(struct MHD_Connection *c, void *req,
+    void (*drop)(void *req));
+
+/* MHD completed c's request: it is no longer the record's to drop. */
+void deadline_release(struct MHD_Connection *c);
 
 #endif /* SERVER_DEADLINE_H */

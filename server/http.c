@@ -92,6 +92,8 @@ since(const struct timespec *t0)
 	    (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
+static void req_drop(void *arg);
+
 static void *
 uri_logger(void *cls, const char *uri, struct MHD_Connection *c)
 {
@@ -111,6 +113,7 @@ uri_logger(void *cls, const char *uri, struct MHD_Connection *c)
 	pthread_mutex_lock(&s->mu);
 	s->in_flight++;
 	pthread_mutex_unlock(&s->mu);
+	deadline_hold(c, r, req_drop);	/* until on_completed() */
 	return r;
 }
 
@@ -146,17 +149,14 @@ body_reserve(struct req *r, size_t cap)
 	return ok;
 }
 
+/* Free a request and its counts: on_completed(), or the connection's
+   close when MHD refused the request before running the handler. */
 static void
-on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
-    enum MHD_RequestTerminationCode toe)
+req_drop(void *arg)
 {
-	struct http_server *s = cls;
-	struct req *r = *req_cls;
+	struct req *r = arg;
+	struct http_server *s = r->s;
 
-	(void)toe;
-	deadline_start(c);	/* the next request's clock */
-	if (r == NULL)
-		return;
 	/* Dropped after its write was done but before it was answered. */
 	api_pending_free(&r->resp);
 	api_resp_fini(&r->resp);
@@ -164,10 +164,26 @@ on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 	body_free(r);
 	free(r->uri);
 	free(r);
-	*req_cls = NULL;
 	pthread_mutex_lock(&s->mu);
 	s->in_flight--;
 	pthread_mutex_unlock(&s->mu);
+}
+
+static void
+on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
+    enum MHD_RequestTerminationCode toe)
+{
+	struct http_server *s = cls;
+	struct req *r = *req_cls;
+
+	(void)s;
+	(void)toe;
+	deadline_start(c);	/* the next request's clock */
+	deadline_release(c);
+	if (r == NULL)
+		return;
+	req_drop(r);
+	*req_cls = NULL;
 }
 
 /* A caller's X-Request-Id is echoed when it is 1-64 safe characters. */

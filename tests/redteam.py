@@ -15,6 +15,9 @@
  4. duplicated framing and credential headers (two Content-Length, Host,
     Transfer-Encoding or Authorization lines), which a proxy in front may
     read the other way (request smuggling, a second team's token);
+ 5. requests libmicrohttpd refuses itself after the request line (a query
+    with more arguments than its memory pool holds): nothing may leak, and
+    they must not count as in flight (SIGTERM would wait for them);
 
 Usage: tests/redteam.py PREFLIGHT_BIN SHARED_DIR
 Prints 'N passed, N failed'; exits non-zero on any failure.
@@ -32,7 +35,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pflib import check, serve, summary  # noqa: E402
+from pflib import check, rss_kib, serve, summary  # noqa: E402
 
 BIN, SHARED = sys.argv[1], sys.argv[2]
 CFG = ("base_model: meta-llama/Llama-3.1-8B\nadapter: lora\n"
@@ -408,11 +411,42 @@ def test_duplicate_headers(d):
     s.stop()
 
 
+# ---- 5. requests MHD refuses after the request line -----------------------
+
+def test_refused_requests_freed(d):
+    s = Server(d, "--auth", "token")
+    req = (b"GET /v1/checks?" + b"&" * 5000 +
+           b" HTTP/1.1\r\nHost: localhost\r\n\r\n")
+    before = rss_kib(s.proc.pid)
+    for _ in range(2000):
+        k = s.raw()
+        k.sendall(req)
+        time.sleep(0.002)
+        k.close()
+    time.sleep(0.5)
+    grew = (rss_kib(s.proc.pid) - before) / 1024
+    st, _, _ = s.request("GET", "/healthz", timeout=5)
+    t0 = time.time()
+    rc = s.stop()
+    took = time.time() - t0
+    with open(s.log.name) as f:
+        log = f.read()
+    check("2,000 queries of 5,000 empty arguments (431 from MHD), each "
+          "closed at once: SIGTERM exits at once (%.1f s, exit %d) with "
+          "no request left in flight" % (took, rc), st == 200 and rc == 0
+          and took < 5 and "cut off" not in log and
+          "LeakSanitizer" not in log, log[-400:])
+    if os.environ.get("REDTEAM_RSS") == "1":
+        check("... and the daemon grew %.1f MiB (< 4)" % grew, grew < 4,
+              grew)
+
+
 def main():
     d = tempfile.mkdtemp(prefix="preflight-redteam-")
     cases = [test_slowloris_many_addresses, test_plugins_suggestions,
              test_fsdp_config_keys, test_suppression_markers,
-             test_text_injection, test_duplicate_headers]
+             test_text_injection, test_duplicate_headers,
+             test_refused_requests_freed]
     only = os.environ.get("REDTEAM_ONLY")
     try:
         for case in cases:
