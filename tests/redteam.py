@@ -18,6 +18,9 @@
  5. requests libmicrohttpd refuses itself after the request line (a query
     with more arguments than its memory pool holds): nothing may leak, and
     they must not count as in flight (SIGTERM would wait for them);
+ 6. percent-encoded bytes that are not UTF-8 in path parameters and query
+    strings: a 400 that says so, never a 500 or a stored check whose name
+    no JSON can carry;
 
 Usage: tests/redteam.py PREFLIGHT_BIN SHARED_DIR
 Prints 'N passed, N failed'; exits non-zero on any failure.
@@ -441,12 +444,51 @@ def test_refused_requests_freed(d):
               grew)
 
 
+# ---- 6. percent-encoded bytes that are not UTF-8 -------------------------
+
+def test_non_utf8_parameters(d):
+    s = Server(d, "--auth", "token")
+    tok = s.token("red")
+    yaml_ct = {"Content-Type": "application/yaml"}
+    cases = [
+        ("GET", "/v1/configs/%C0%AF/checks", None),      # overlong '/'
+        ("GET", "/v1/configs/%ED%A0%80/checks", None),   # a surrogate
+        ("GET", "/v1/rules/%FF", None),
+        ("GET", "/v1/checks/%C3/diff?against=x", None),  # cut short
+        ("GET", "/v1/checks?name=%C0%AF", None),
+        ("GET", "/v1/checks?%FF=1", None),
+        ("GET", "/v1/measurements?name=%F5%80%80%80", None),  # > U+10FFFF
+        ("POST", "/v1/checks?name=%C0%AF", CFG),
+        ("POST", "/v1/checks?dry_run=true&gpu=%FF", CFG),
+        ("POST", "/v1/estimate?gpu=%E0%80%80", CFG),
+    ]
+    got = []
+    for method, path, body in cases:
+        st, _, j = s.request(method, path, body, yaml_ct if body else None,
+                             tok)
+        got.append(st)
+        check("%s %s -> 400 saying it is not UTF-8 (got %d)" %
+              (method, path, st), st == 400 and j is not None and
+              "UTF-8" in j.get("detail", ""), j)
+    st, _, j = s.request("GET", "/v1/checks", token=tok)
+    check("... and nothing was stored", st == 200 and j["items"] == [],
+          (st, j))
+    st, _, j = s.request("POST", "/v1/checks?name=caf%C3%A9%E2%80%94%F0%9F"
+                         "%9A%80.yaml", CFG, yaml_ct, tok)
+    st2, _, j2 = s.request("GET", "/v1/configs/caf%C3%A9%E2%80%94%F0%9F%9A%80"
+                           ".yaml/checks", token=tok)
+    check("a UTF-8 name (2, 3 and 4 bytes) is stored and its history read",
+          st == 201 and st2 == 200 and len(j2["items"]) == 1 and
+          j2["name"] == "caf\u00e9\u2014\U0001f680.yaml", (st, st2, j2))
+    s.stop()
+
+
 def main():
     d = tempfile.mkdtemp(prefix="preflight-redteam-")
     cases = [test_slowloris_many_addresses, test_plugins_suggestions,
              test_fsdp_config_keys, test_suppression_markers,
              test_text_injection, test_duplicate_headers,
-             test_refused_requests_freed]
+             test_refused_requests_freed, test_non_utf8_parameters]
     only = os.environ.get("REDTEAM_ONLY")
     try:
         for case in cases:
