@@ -245,10 +245,12 @@ deadline_hold(struct MHD_Connection *mc, void *req, void (*drop)(void *req))
 }
 
 void
-deadline_release(struct MHD_Connection *mc)
+deadline_done(struct MHD_Connection *mc)
 {
 	struct conn *c = conn_of(mc);
 
-	if (c != NULL)
-		c->held = NULL;
+	if (c == NULL)
+		return;
+	c->held = NULL;
+	deadline_start(mc);
 }

@@ -53,12 +53,13 @@ void deadline_start(struct MHD_Connection *c);
 /* c's request has arrived whole: stop its clock. */
 void deadline_stop(struct MHD_Connection *c);
 
-/* c has started request req: if c closes before deadline_release(),
+/* c has started request req: if c closes before deadline_done(),
    drop(req) frees it (in the thread that closes c). */
 void deadline_hold(struct MHD_Connection *c, void *req,
     void (*drop)(void *req));
 
-/* MHD completed c's request: it is no longer the record's to drop. */
-void deadline_release(struct MHD_Connection *c);
+/* MHD completed c's request: it is no longer the record's to drop, and
+   the next request's clock starts. */
+void deadline_done(struct MHD_Connection *c);
 
 #endif /* SERVER_DEADLINE_H */

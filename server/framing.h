@@ -8,14 +8,20 @@
  * the body of an attacker's check); two Host lines on which name was
  * asked for; two Authorization lines on who is asking.  RFC 9112 sections
  * 3.2 and 6.3 make the first three an error; the fourth is one too here.
+ * The other framing rules of RFC 9112 the daemon enforces live here too.
  */
 #ifndef SERVER_FRAMING_H
 #define SERVER_FRAMING_H
 
 #include <microhttpd.h>
 
-/* The name of the first of those headers c carries more than once, or
-   NULL. */
-const char *framing_duplicate(struct MHD_Connection *c);
+/*
+ * What is wrong with c's framing, 0 when nothing: 400 for one of those
+ * headers twice, for both Transfer-Encoding and Content-Length, or for
+ * an HTTP/1.1 request (version) without Host; 501 for a transfer coding
+ * other than chunked.  *detail says which (static text).
+ */
+int framing_problem(struct MHD_Connection *c, const char *version,
+    const char **detail);
 
 #endif /* SERVER_FRAMING_H */

@@ -149,8 +149,7 @@ body_reserve(struct req *r, size_t cap)
 	return ok;
 }
 
-/* Free a request and its counts: on_completed(), or the connection's
-   close when MHD refused the request before running the handler. */
+/* Free r: on_completed(), or closing a connection MHD refused it on. */
 static void
 req_drop(void *arg)
 {
@@ -173,16 +172,11 @@ static void
 on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
     enum MHD_RequestTerminationCode toe)
 {
-	struct http_server *s = cls;
-	struct req *r = *req_cls;
-
-	(void)s;
+	(void)cls;
 	(void)toe;
-	deadline_start(c);	/* the next request's clock */
-	deadline_release(c);
-	if (r == NULL)
-		return;
-	req_drop(r);
+	deadline_done(c);	/* freed here; the next request's clock */
+	if (*req_cls != NULL)
+		req_drop(*req_cls);
 	*req_cls = NULL;
 }
 
@@ -353,42 +347,17 @@ bad_framing(struct req *r, struct MHD_Connection *c, const char *method,
 	return respond(r, c, method, &ar);
 }
 
-/* "a request may carry one Host header only" (server/framing.h). */
-static const char *
-dup_detail(struct req *r, const char *name)
-{
-	const char *d = arena_printf(&r->arena, "a request may carry one %s "
-	    "header only", name);
-
-	return d != NULL ? d : "a request may carry each framing header once";
-}
-
-/* Transfer-Encoding and Content-Length, Host: what RFC 9112 requires. */
+/* Transfer-Encoding, Content-Length and Host as RFC 9112 requires them
+   (server/framing.c): else 400 or 501, and the connection closed. */
 static enum MHD_Result
 check_framing(struct req *r, struct MHD_Connection *c, const char *method,
     const char *version)
 {
-	const char *te = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-	    MHD_HTTP_HEADER_TRANSFER_ENCODING);
-	const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-	    MHD_HTTP_HEADER_CONTENT_LENGTH);
-	const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-	    MHD_HTTP_HEADER_HOST);
-	const char *dup = framing_duplicate(c);
+	const char *detail = NULL;
+	int status = framing_problem(c, version, &detail);
 
-	if (dup != NULL)
-		return bad_framing(r, c, method, 400, dup_detail(r, dup));
-	if (te != NULL && cl != NULL)
-		return bad_framing(r, c, method, 400, "a request may not "
-		    "carry both Transfer-Encoding and Content-Length");
-	if (te != NULL && strcasecmp(te, "chunked") != 0)
-		return bad_framing(r, c, method, 501, "only the chunked "
-		    "transfer coding is supported");
-	if (host == NULL && version != NULL &&
-	    strcmp(version, MHD_HTTP_VERSION_1_1) == 0)
-		return bad_framing(r, c, method, 400, "HTTP/1.1 requests "
-		    "must carry a Host header");
-	return MHD_YES;
+	return status != 0 ? bad_framing(r, c, method, status, detail) :
+	    MHD_YES;
 }
 
 /*
