@@ -25,12 +25,9 @@
 Usage: tests/redteam.py PREFLIGHT_BIN SHARED_DIR
 Prints 'N passed, N failed'; exits non-zero on any failure.
 """
-import http.client
 import json
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -38,7 +35,8 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pflib import check, rss_kib, serve, summary  # noqa: E402
+from pflib import check, rss_kib, summary  # noqa: E402
+import security  # noqa: E402  (reads the same argv)
 
 BIN, SHARED = sys.argv[1], sys.argv[2]
 CFG = ("base_model: meta-llama/Llama-3.1-8B\nadapter: lora\n"
@@ -47,53 +45,15 @@ CFG = ("base_model: meta-llama/Llama-3.1-8B\nadapter: lora\n"
        "    type: alpaca\nlearning_rate: 0.0002\n")
 
 
-class Server:
+class Server(security.Server):
+    """security.py's server (one harness for both suites), each with a
+    database of its own in d."""
+
     def __init__(self, d, *args, env=None):
-        self.db = os.path.join(d, "p-%d.db" % time.time_ns())
-        self.log = open(self.db + ".log", "w+")
-        e = dict(os.environ)
-        e.update(env or {})
-        self.proc, self.port = serve(BIN, self.db, self.log, args, env=e)
+        super().__init__(d, *args, env=env, db="p-%d.db" % time.time_ns())
 
     def token(self, team, admin=False):
-        p = subprocess.run([BIN, "token", "create", "--team", team, "--db",
-                            self.db] + (["--admin"] if admin else []),
-                           capture_output=True, text=True, check=True)
-        return p.stdout.strip()
-
-    def request(self, method, path, body=None, headers=None, token=None,
-                timeout=10):
-        c = http.client.HTTPConnection("127.0.0.1", self.port,
-                                       timeout=timeout)
-        h = dict(headers or {})
-        if token:
-            h["Authorization"] = "Bearer " + token
-        if isinstance(body, str):
-            body = body.encode()
-        c.request(method, path, body=body, headers=h)
-        r = c.getresponse()
-        data = r.read()
-        c.close()
-        try:
-            j = json.loads(data) if data else None
-        except ValueError:
-            j = None
-        return r.status, dict((k.lower(), v) for k, v in r.getheaders()), j
-
-    def raw(self, source="127.0.0.1", timeout=5):
-        return socket.create_connection(("127.0.0.1", self.port), timeout,
-                                        source_address=(source, 0))
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.log.close()
-        return self.proc.returncode
+        return security.token(self.db, team, admin)
 
 
 def alive(sock):
