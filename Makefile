@@ -184,6 +184,8 @@ run-tests: $(B)/preflight $(TEST_BINS)
 	    $(B)/preflight $(SHARED); \
 	echo "== tests/security.py"; \
 	$(PYTHON) tests/security.py $(B)/preflight $(SHARED); \
+	echo "== tests/redteam.py"; \
+	$(PYTHON) tests/redteam.py $(B)/preflight $(SHARED); \
 	echo "== tests/ui_browser.py (headless Chromium; screenshots in build/ui-screenshots)"; \
 	$(PYTHON) tests/ui_browser.py $(B)/preflight $(SHARED) \
 	    build/ui-screenshots; \

@@ -322,6 +322,12 @@ api_route(struct api_route *out, const char *method, const char *path,
 					out->why = NULL;
 					return out->status;
 				}
+				if (!api_is_utf8(out->param[k])) {
+					out->status = 400;
+					out->why = "a path parameter decodes to "
+					    "bytes that are not UTF-8";
+					return out->status;
+				}
 			}
 			out->nparam = nraw;
 			out->status = 0;

@@ -42,6 +42,10 @@ int api_hexval(char c);
 char *api_pct_decode(const char *s, size_t n, bool plus_space,
     struct arena *a);
 
+/* Is s (NUL-terminated) well-formed UTF-8: no overlong form, surrogate
+   or code point past U+10FFFF (what JSON text may carry)? */
+bool api_is_utf8(const char *s);
+
 /* Split and decode a raw query string into q (keys unique); -1 with a
    400 problem in resp. */
 int api_query_parse(struct query *q, const char *raw, struct arena *a,

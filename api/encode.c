@@ -435,6 +435,40 @@ terms_text(FILE *out, const struct mem_breakdown *b)
 		putc(')', out);
 }
 
+void
+encode_text_safe(FILE *out, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	for (; *p != '\0'; p++) {
+		if (*p == '\n')
+			fputs("\\n", out);
+		else if (*p == '\r')
+			fputs("\\r", out);
+		else if (*p == '\t')
+			fputs("\\t", out);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(out, "\\x%02x", *p);
+		else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
+			fprintf(out, "\\u%04x", *++p);	/* C1: NEL, CSI */
+		else if (*p == 0xe2 && p[1] == 0x80 && (p[2] == 0xa8 ||
+		    p[2] == 0xa9)) {
+			fprintf(out, "\\u%04x", p[2] == 0xa8 ? 0x2028 : 0x2029);
+			p += 2;
+		} else
+			putc(*p, out);
+	}
+}
+
+/* "file:" (bold), the start of the report's other lines. */
+static void
+lead(FILE *out, const char *file, const char *bold, const char *reset)
+{
+	fputs(bold, out);
+	encode_text_safe(out, file);
+	fprintf(out, ":%s", reset);
+}
+
 /*
  * The memory line: `memory: 46.2 of 79.6 GiB per GPU (weights 15.1, ...),
  * ~48.6k tokens/s`.  The peak is what decides fits; the calibration range
@@ -446,11 +480,14 @@ memory_text(FILE *out, const struct estimate *e, const char *file,
 {
 	char rate[32];
 
-	fprintf(out, "%s%s:%s memory: ", bold, file, reset);
+	lead(out, file, bold, reset);
+	fputs(" memory: ", out);
 	if (!e->known) {
-		fprintf(out, "not estimated: %s is not in the model catalog "
-		    "(give its config.json with --model-config)\n",
-		    e->model_id != NULL ? e->model_id : "the model");
+		fputs("not estimated: ", out);
+		encode_text_safe(out, e->model_id != NULL ? e->model_id :
+		    "the model");
+		fputs(" is not in the model catalog (give its config.json "
+		    "with --model-config)\n", out);
 		return;
 	}
 	fprintf(out, "%.1f of %.1f GiB per GPU", e->per_gpu_peak_gib,
@@ -533,8 +570,8 @@ suggestions_text(FILE *out, const struct report *r, const char *file,
 		size_t n = 0;
 		char rate[32];
 
-		fprintf(out, "%s%s:%s %s: set ", bold, file, reset,
-		    r->estimate != NULL && r->estimate->fits ? "more headroom" :
+		lead(out, file, bold, reset);
+		fprintf(out, " %s: set ", r->estimate != NULL && r->estimate->fits ? "more headroom" :
 		    "to fit");
 		if (set != NULL && json_is_object(set))
 			json_object_foreach(set, k, v) {
@@ -570,12 +607,18 @@ encode_report_text(FILE *out, const struct report *r, const char *file,
 			    f->message, f->hint);
 			continue;
 		}
-		fprintf(out, "%s%s:%u:%u:%s %s%s:%s %s [%s]\n", bold, file,
-		    f->line, f->col, reset,
+		fputs(bold, out);
+		encode_text_safe(out, file);
+		fprintf(out, ":%u:%u:%s %s%s:%s ", f->line, f->col, reset,
 		    o->colour ? sev_colour(f->severity) : "",
-		    severity_name(f->severity), reset, f->message, f->rule);
-		if (f->hint != NULL && f->hint[0] != '\0')
-			fprintf(out, "    %sfix:%s %s\n", dim, reset, f->hint);
+		    severity_name(f->severity), reset);
+		encode_text_safe(out, f->message);
+		fprintf(out, " [%s]\n", f->rule);
+		if (f->hint != NULL && f->hint[0] != '\0') {
+			fprintf(out, "    %sfix:%s ", dim, reset);
+			encode_text_safe(out, f->hint);
+			putc('\n', out);
+		}
 	}
 	if (r->estimate != NULL)
 		memory_text(out, r->estimate, file, bold, reset);
@@ -583,8 +626,9 @@ encode_report_text(FILE *out, const struct report *r, const char *file,
 	total = r->count[SEV_ERROR] + r->count[SEV_WARNING] +
 	    r->count[SEV_INFO];
 	hidden = total > r->nfindings ? total - r->nfindings : 0;
-	fprintf(out, "%s%s:%s %s (%zu error%s, %zu warning%s, %zu info",
-	    bold, file, reset, verdict_name(r->verdict),
+	lead(out, file, bold, reset);
+	fprintf(out, " %s (%zu error%s, %zu warning%s, %zu info",
+	    verdict_name(r->verdict),
 	    r->count[SEV_ERROR], r->count[SEV_ERROR] == 1 ? "" : "s",
 	    r->count[SEV_WARNING], r->count[SEV_WARNING] == 1 ? "" : "s",
 	    r->count[SEV_INFO]);

@@ -65,6 +65,16 @@ void encode_report_text(FILE *out, const struct report *r, const char *file,
     const struct text_opts *o);
 
 /*
+ * Write s to out with its control characters as escapes: \n, \r, \t,
+ * \x1b (every other C0 byte and DEL as \xNN), the C1 controls and the
+ * Unicode line and paragraph separators as \uNNNN.  Text that comes from
+ * a config (its keys) or from the file system (a file name) must not
+ * start a line of its own in a CI log, where `::error::...` is a workflow
+ * command, nor move a terminal's cursor.  Everything else as is.
+ */
+void encode_text_safe(FILE *out, const char *s);
+
+/*
  * One GitHub Actions workflow command, which GitHub turns into an
  * annotation on the pull request: `::error file=PATH,line=L,col=C,
  * title=TITLE::message%0Afix: hint` (notice/warning/error by sev; hint

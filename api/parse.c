@@ -46,6 +46,43 @@ api_hexval(char c)
 	return -1;
 }
 
+bool
+api_is_utf8(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p != '\0') {
+		unsigned c = *p, cp, need, i;
+
+		if (c < 0x80) {
+			p++;
+			continue;
+		}
+		if (c >= 0xC2 && c <= 0xDF) {
+			need = 1;
+			cp = c & 0x1F;
+		} else if (c >= 0xE0 && c <= 0xEF) {
+			need = 2;
+			cp = c & 0x0F;
+		} else if (c >= 0xF0 && c <= 0xF4) {
+			need = 3;
+			cp = c & 0x07;
+		} else {
+			return false;	/* continuation, C0/C1 lead, F5+ */
+		}
+		for (i = 1; i <= need; i++) {
+			if ((p[i] & 0xC0) != 0x80)
+				return false;	/* cut short (NUL included) */
+			cp = cp << 6 | (p[i] & 0x3Fu);
+		}
+		if ((need == 2 && cp < 0x800) || (need == 3 && cp < 0x10000) ||
+		    cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+			return false;	/* overlong, too large, surrogate */
+		p += need + 1;
+	}
+	return true;
+}
+
 /*
  * Percent-decode s[0..n) into the arena; plus_space for query strings.
  * NULL when malformed, when it decodes to a NUL or a control character,
@@ -116,6 +153,13 @@ api_query_parse(struct query *q, const char *raw, struct arena *a,
 				    "Bad query string", NULL,
 				    "malformed percent-encoding in the query "
 				    "string");
+				return -1;
+			}
+			if (!api_is_utf8(k) || !api_is_utf8(v)) {
+				api_problem(resp, 400, "bad-query",
+				    "Bad query string", NULL,
+				    "the query string decodes to bytes that "
+				    "are not UTF-8");
 				return -1;
 			}
 			for (i = 0; i < q->n; i++)

@@ -8,6 +8,7 @@
 #include "suggest.h"
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,15 +79,70 @@ knob_const(size_t i)
 static const char cce[] =
     "axolotl.integrations.cut_cross_entropy.CutCrossEntropyPlugin";
 
+/*
+ * Text built in the arena, its buffer doubled as it grows: linear in the
+ * final length (appending with arena_printf("%s...", text) copies the
+ * whole text each time, quadratic in a long plugins list).  p is NULL
+ * once the arena is spent.
+ */
+struct sbuf {
+	char *p;
+	size_t n, cap;
+	struct arena *a;
+};
+
+static void
+sb_add(struct sbuf *b, const char *s, size_t n)
+{
+	size_t cap;
+	char *np;
+
+	if (b->p == NULL)
+		return;
+	if (b->n + n + 1 > b->cap) {
+		for (cap = b->cap * 2; cap < b->n + n + 1; cap *= 2)
+			;
+		np = arena_take(b->a, 1, 1, cap);
+		if (np != NULL)
+			memcpy(np, b->p, b->n + 1);
+		b->p = np;
+		b->cap = cap;
+		if (np == NULL)
+			return;
+	}
+	memcpy(b->p + b->n, s, n);
+	b->n += n;
+	b->p[b->n] = '\0';
+}
+
+static void
+sb_str(struct sbuf *b, const char *s)
+{
+	sb_add(b, s, strlen(s));
+}
+
+static void
+sb_init(struct sbuf *b, struct arena *a)
+{
+	b->a = a;
+	b->n = 0;
+	b->cap = 256;
+	b->p = arena_take(a, 1, 1, b->cap);
+	if (b->p != NULL)
+		b->p[0] = '\0';
+}
+
 /* Plugins list plus CCE; false when a name would need quoting (then the
    knob is skipped) or CCE is on already. */
 static bool
 cce_knob(struct knob *k, const struct doc *d, struct arena *a)
 {
 	const struct doc_pair *p = doc_map_get(d->root, "plugins");
-	char *yaml = arena_printf(a, "plugins:\n");
+	struct sbuf b;
 	size_t i;
 
+	sb_init(&b, a);
+	sb_str(&b, "plugins:\n");
 	if (p != NULL && p->value->kind == DOC_SEQ)
 		for (i = 0; i < p->value->n; i++) {
 			const struct doc_node *v = p->value->items[i];
@@ -102,11 +158,14 @@ cce_knob(struct knob *k, const struct doc *d, struct arena *a)
 				    (*c >= '0' && *c <= '9') || *c == '.' ||
 				    *c == '_' || *c == '-'))
 					return false;
-			yaml = arena_printf(a, "%s  - %s\n", yaml, v->text);
+			sb_str(&b, "  - ");
+			sb_str(&b, v->text);
+			sb_str(&b, "\n");
 		}
-	if (yaml == NULL)
-		return false;
-	k->yaml = arena_printf(a, "%s  - %s\n", yaml, cce);
+	sb_str(&b, "  - ");
+	sb_str(&b, cce);
+	sb_str(&b, "\n");
+	k->yaml = b.p;
 	k->why = "Cut Cross Entropy never materialises the logits";
 	k->shared = NULL;
 	return k->yaml != NULL;
@@ -114,61 +173,68 @@ cce_knob(struct knob *k, const struct doc *d, struct arena *a)
 
 /*
  * A parsed knob as JSON text: the value v (a string, integer, bool,
- * null, list or mapping of them), appended to text in a.  NULL when the
- * arena is spent.  Knob strings are plain identifiers and paths (no
- * quote, backslash or control character: see cce_knob), written as is.
+ * null, list or mapping of them), appended to b.  Knob strings are plain
+ * identifiers and paths (no quote, backslash or control character: see
+ * cce_knob), written as is.
  */
-static char *
-value_json(const char *text, const struct doc_node *v, struct arena *a)
+static void
+value_json(struct sbuf *b, const struct doc_node *v)
 {
-	char *t;
+	char num[32];
 	size_t i;
 
 	switch (v->kind) {
 	case DOC_STR:
-		return arena_printf(a, "%s\"%s\"", text, v->text);
+		sb_str(b, "\"");
+		sb_str(b, v->text);
+		sb_str(b, "\"");
+		return;
 	case DOC_INT:
-		return arena_printf(a, "%s%lld", text, v->i);
+		snprintf(num, sizeof(num), "%lld", v->i);
+		sb_str(b, num);
+		return;
 	case DOC_BOOL:
-		return arena_printf(a, "%s%s", text, v->b ? "true" : "false");
+		sb_str(b, v->b ? "true" : "false");
+		return;
 	case DOC_SEQ:
-		t = arena_printf(a, "%s[", text);
-		for (i = 0; t != NULL && i < v->n; i++) {
+		sb_str(b, "[");
+		for (i = 0; b->p != NULL && i < v->n; i++) {
 			if (i > 0)
-				t = arena_printf(a, "%s,", t);
-			if (t != NULL)
-				t = value_json(t, v->items[i], a);
+				sb_str(b, ",");
+			value_json(b, v->items[i]);
 		}
-		return t != NULL ? arena_printf(a, "%s]", t) : NULL;
+		sb_str(b, "]");
+		return;
 	case DOC_MAP:
-		t = arena_printf(a, "%s{", text);
-		for (i = 0; t != NULL && i < v->n; i++) {
-			t = arena_printf(a, "%s%s\"%s\":", t,
-			    i > 0 ? "," : "", v->pairs[i].key->text);
-			if (t != NULL)
-				t = value_json(t, v->pairs[i].value, a);
+		sb_str(b, "{");
+		for (i = 0; b->p != NULL && i < v->n; i++) {
+			sb_str(b, i > 0 ? ",\"" : "\"");
+			sb_str(b, v->pairs[i].key->text);
+			sb_str(b, "\":");
+			value_json(b, v->pairs[i].value);
 		}
-		return t != NULL ? arena_printf(a, "%s}", t) : NULL;
+		sb_str(b, "}");
+		return;
 	case DOC_NULL:
 	case DOC_FLOAT:
 	case DOC_TIMESTAMP:
 		break;
 	}
-	return arena_printf(a, "%snull", text);
+	sb_str(b, "null");
 }
 
 /* The members of a knob's parsed mapping, "\"key\":value,...". */
 static char *
 members_json(const struct doc_node *root, struct arena *a)
 {
-	char *text = value_json("", root, a);
-	size_t n;
+	struct sbuf b;
 
-	if (text == NULL)
+	sb_init(&b, a);
+	value_json(&b, root);
+	if (b.p == NULL)
 		return NULL;
-	n = strlen(text);	/* "{...}" -> "..." */
-	text[n - 1] = '\0';
-	return text + 1;
+	b.p[b.n - 1] = '\0';	/* "{...}" -> "..." */
+	return b.p + 1;
 }
 
 /* Whether key is set by one of the knobs idx[0..n). */

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "api/encode.h"
 #include "core/arena.h"
 #include "core/hfconfig.h"
 #include "core/policy.h"
@@ -115,11 +116,12 @@ parse_severity(const char *s, bool info_ok)
 void
 cli_print_err(const char *path, const struct err *e)
 {
+	encode_text_safe(stderr, path);	/* a file name from a walk */
 	if (e->loc.line > 0)
-		fprintf(stderr, "%s:%u:%u: error: %s\n", path, e->loc.line,
-		    e->loc.col, e->msg);
-	else
-		fprintf(stderr, "%s: error: %s\n", path, e->msg);
+		fprintf(stderr, ":%u:%u", e->loc.line, e->loc.col);
+	fputs(": error: ", stderr);
+	encode_text_safe(stderr, e->msg);
+	putc('\n', stderr);
 }
 
 /* Parse a policy file into o->policy_arena; prints the error itself. */

@@ -33,6 +33,8 @@
 
 #include "core/arena.h"
 #include "server/auth.h"
+#include "server/deadline.h"
+#include "server/framing.h"
 #include "server/log.h"
 #include "server/metrics.h"
 #include "server/quota.h"
@@ -42,6 +44,7 @@ struct http_server {
 	struct http_config cfg;
 	struct api_ctx *api;
 	struct metrics *m;
+	struct deadline *dl;	/* requests must arrive in time */
 	pthread_mutex_t mu;	/* the fields below, and each req's
 				   suspended/write_done */
 	pthread_cond_t cv;	/* stopping: a write is done */
@@ -89,13 +92,15 @@ since(const struct timespec *t0)
 	    (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
+static void req_drop(void *arg);
+
 static void *
 uri_logger(void *cls, const char *uri, struct MHD_Connection *c)
 {
 	struct http_server *s = cls;
 	struct req *r = calloc(1, sizeof(*r));
 
-	(void)c;
+	deadline_start(c);	/* from the request line on */
 	if (r == NULL)
 		return NULL;
 	r->s = s;
@@ -108,6 +113,7 @@ uri_logger(void *cls, const char *uri, struct MHD_Connection *c)
 	pthread_mutex_lock(&s->mu);
 	s->in_flight++;
 	pthread_mutex_unlock(&s->mu);
+	deadline_hold(c, r, req_drop);	/* until on_completed() */
 	return r;
 }
 
@@ -143,17 +149,13 @@ body_reserve(struct req *r, size_t cap)
 	return ok;
 }
 
+/* Free r: on_completed(), or closing a connection MHD refused it on. */
 static void
-on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
-    enum MHD_RequestTerminationCode toe)
+req_drop(void *arg)
 {
-	struct http_server *s = cls;
-	struct req *r = *req_cls;
+	struct req *r = arg;
+	struct http_server *s = r->s;
 
-	(void)c;
-	(void)toe;
-	if (r == NULL)
-		return;
 	/* Dropped after its write was done but before it was answered. */
 	api_pending_free(&r->resp);
 	api_resp_fini(&r->resp);
@@ -161,10 +163,21 @@ on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 	body_free(r);
 	free(r->uri);
 	free(r);
-	*req_cls = NULL;
 	pthread_mutex_lock(&s->mu);
 	s->in_flight--;
 	pthread_mutex_unlock(&s->mu);
+}
+
+static void
+on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
+    enum MHD_RequestTerminationCode toe)
+{
+	(void)cls;
+	(void)toe;
+	deadline_done(c);	/* freed here; the next request's clock */
+	if (*req_cls != NULL)
+		req_drop(*req_cls);
+	*req_cls = NULL;
 }
 
 /* A caller's X-Request-Id is echoed when it is 1-64 safe characters. */
@@ -334,29 +347,17 @@ bad_framing(struct req *r, struct MHD_Connection *c, const char *method,
 	return respond(r, c, method, &ar);
 }
 
-/* Transfer-Encoding and Content-Length, Host: what RFC 9112 requires. */
+/* Transfer-Encoding, Content-Length and Host as RFC 9112 requires them
+   (server/framing.c): else 400 or 501, and the connection closed. */
 static enum MHD_Result
 check_framing(struct req *r, struct MHD_Connection *c, const char *method,
     const char *version)
 {
-	const char *te = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-	    MHD_HTTP_HEADER_TRANSFER_ENCODING);
-	const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-	    MHD_HTTP_HEADER_CONTENT_LENGTH);
-	const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-	    MHD_HTTP_HEADER_HOST);
+	const char *detail = NULL;
+	int status = framing_problem(c, version, &detail);
 
-	if (te != NULL && cl != NULL)
-		return bad_framing(r, c, method, 400, "a request may not "
-		    "carry both Transfer-Encoding and Content-Length");
-	if (te != NULL && strcasecmp(te, "chunked") != 0)
-		return bad_framing(r, c, method, 501, "only the chunked "
-		    "transfer coding is supported");
-	if (host == NULL && version != NULL &&
-	    strcmp(version, MHD_HTTP_VERSION_1_1) == 0)
-		return bad_framing(r, c, method, 400, "HTTP/1.1 requests "
-		    "must carry a Host header");
-	return MHD_YES;
+	return status != 0 ? bad_framing(r, c, method, status, detail) :
+	    MHD_YES;
 }
 
 /*
@@ -587,6 +588,7 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 		r->len += n;
 		return MHD_YES;
 	}
+	deadline_stop(c);	/* the request is in */
 	if (r->answered)
 		return MHD_YES;
 	if (r->too_large)
@@ -703,6 +705,7 @@ http_start(struct http_server **out, const struct http_config *cfg,
 	s->m = m;
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
+	s->dl = deadline_new(cfg->conn_timeout, cfg->conn_limit);
 	memset(tls, 0, sizeof(tls));
 	tls[0].option = tls[1].option = tls[2].option = tls[3].option =
 	    MHD_OPTION_END;
@@ -721,6 +724,7 @@ http_start(struct http_server **out, const struct http_config *cfg,
 	    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 	    MHD_OPTION_URI_LOG_CALLBACK, uri_logger, s,
 	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+	    MHD_OPTION_NOTIFY_CONNECTION, deadline_notify, s->dl,
 	    MHD_OPTION_UNESCAPE_CALLBACK, no_unescape, NULL,
 	    MHD_OPTION_CONNECTION_LIMIT, cfg->conn_limit,
 	    MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->per_address,
@@ -731,6 +735,7 @@ http_start(struct http_server **out, const struct http_config *cfg,
 	    MHD_OPTION_THREAD_POOL_SIZE, cfg->threads,
 	    MHD_OPTION_END);
 	if (s->d == NULL) {
+		deadline_free(s->dl);
 		pthread_cond_destroy(&s->cv);
 		pthread_mutex_destroy(&s->mu);
 		free(s);
@@ -788,6 +793,7 @@ http_stop(struct http_server *s)
 		pthread_cond_wait(&s->cv, &s->mu);
 	pthread_mutex_unlock(&s->mu);
 	MHD_stop_daemon(s->d);
+	deadline_free(s->dl);
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->mu);
 	free(s);

@@ -1,0 +1,73 @@
+/*
+ * server/framing: request headers that must appear at most once (see
+ * framing.h).
+ */
+#include "framing.h"
+
+#include <stddef.h>
+#include <string.h>
+#include <strings.h>
+
+static const char *const once[] = {
+	MHD_HTTP_HEADER_CONTENT_LENGTH, MHD_HTTP_HEADER_TRANSFER_ENCODING,
+	MHD_HTTP_HEADER_HOST, MHD_HTTP_HEADER_AUTHORIZATION
+};
+
+/* The answer to each of once[] twice, in the same order. */
+static const char *const twice[] = {
+	"a request may carry one Content-Length header only",
+	"a request may carry one Transfer-Encoding header only",
+	"a request may carry one Host header only",
+	"a request may carry one Authorization header only"
+};
+
+#define NONCE (sizeof(once) / sizeof(once[0]))
+
+struct seen {
+	unsigned count[NONCE];
+	const char *dup;	/* twice[] of the first repeated one */
+};
+
+static enum MHD_Result
+count(void *cls, enum MHD_ValueKind kind, const char *key,
+    const char *value)
+{
+	struct seen *s = cls;
+	size_t i;
+
+	(void)kind;
+	(void)value;
+	for (i = 0; i < NONCE; i++)
+		if (strcasecmp(key, once[i]) == 0 && ++s->count[i] > 1) {
+			s->dup = twice[i];
+			return MHD_NO;	/* enough: stop the walk */
+		}
+	return MHD_YES;
+}
+
+int
+framing_problem(struct MHD_Connection *c, const char *version,
+    const char **detail)
+{
+	struct seen s = { { 0 }, NULL };
+	const char *te = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+	    MHD_HTTP_HEADER_TRANSFER_ENCODING);
+
+	MHD_get_connection_values(c, MHD_HEADER_KIND, count, &s);
+	*detail = s.dup;
+	if (s.dup != NULL)
+		return 400;
+	*detail = "a request may not carry both Transfer-Encoding and "
+	    "Content-Length";
+	if (te != NULL && s.count[0] > 0)
+		return 400;
+	*detail = "only the chunked transfer coding is supported";
+	if (te != NULL && strcasecmp(te, "chunked") != 0)
+		return 501;
+	*detail = "HTTP/1.1 requests must carry a Host header";
+	if (s.count[2] == 0 && version != NULL &&
+	    strcmp(version, MHD_HTTP_VERSION_1_1) == 0)
+		return 400;
+	*detail = NULL;
+	return 0;
+}

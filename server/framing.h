@@ -1,0 +1,27 @@
+/*
+ * server/framing: request headers that must appear at most once.
+ *
+ * libmicrohttpd keeps every header line and answers a lookup with the
+ * first; a proxy in front may use the last.  Two Content-Length or
+ * Transfer-Encoding lines let the two disagree on where a request ends
+ * (request smuggling: the next client's request, with its token, read as
+ * the body of an attacker's check); two Host lines on which name was
+ * asked for; two Authorization lines on who is asking.  RFC 9112 sections
+ * 3.2 and 6.3 make the first three an error; the fourth is one too here.
+ * The other framing rules of RFC 9112 the daemon enforces live here too.
+ */
+#ifndef SERVER_FRAMING_H
+#define SERVER_FRAMING_H
+
+#include <microhttpd.h>
+
+/*
+ * What is wrong with c's framing, 0 when nothing: 400 for one of those
+ * headers twice, for both Transfer-Encoding and Content-Length, or for
+ * an HTTP/1.1 request (version) without Host; 501 for a transfer coding
+ * other than chunked.  *detail says which (static text).
+ */
+int framing_problem(struct MHD_Connection *c, const char *version,
+    const char **detail);
+
+#endif /* SERVER_FRAMING_H */

@@ -1,0 +1,484 @@
+#!/usr/bin/env python3
+"""Attacks on `preflight serve --auth token` beyond issue 13
+(tests/security.py), each against a real server on a loopback port:
+
+ 1. slowloris from many addresses: every connection slot held by
+    requests that trickle one byte at a time, each under the per-address
+    limit and never idle long enough for the idle timeout; another
+    client must still be served;
+ 2. configs that make the checker's own work grow faster than their size
+    (a long plugins list in a run that needs suggestions; fsdp_config
+    with thousands of keys; thousands of findings and suppression
+    markers);
+ 3. output injection: config keys and file names holding newlines and
+    terminal escapes, in the text report a terminal or CI log shows;
+ 4. duplicated framing and credential headers (two Content-Length, Host,
+    Transfer-Encoding or Authorization lines), which a proxy in front may
+    read the other way (request smuggling, a second team's token);
+ 5. requests libmicrohttpd refuses itself after the request line (a query
+    with more arguments than its memory pool holds): nothing may leak, and
+    they must not count as in flight (SIGTERM would wait for them);
+ 6. percent-encoded bytes that are not UTF-8 in path parameters and query
+    strings: a 400 that says so, never a 500 or a stored check whose name
+    no JSON can carry;
+
+Usage: tests/redteam.py PREFLIGHT_BIN SHARED_DIR
+Prints 'N passed, N failed'; exits non-zero on any failure.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pflib import check, rss_kib, summary  # noqa: E402
+import security  # noqa: E402  (reads the same argv)
+
+BIN, SHARED = sys.argv[1], sys.argv[2]
+CFG = ("base_model: meta-llama/Llama-3.1-8B\nadapter: lora\n"
+       "micro_batch_size: 1\ngradient_accumulation_steps: 1\n"
+       "sequence_len: 2048\ndatasets:\n  - path: tatsu-lab/alpaca\n"
+       "    type: alpaca\nlearning_rate: 0.0002\n")
+
+
+class Server(security.Server):
+    """security.py's server (one harness for both suites), each with a
+    database of its own in d."""
+
+    def __init__(self, d, *args, env=None):
+        super().__init__(d, *args, env=env, db="p-%d.db" % time.time_ns())
+
+    def token(self, team, admin=False):
+        return security.token(self.db, team, admin)
+
+
+def alive(sock):
+    """Is the server still holding sock open?"""
+    sock.setblocking(False)
+    try:
+        return sock.recv(1) != b""
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+
+
+# ---- 1. slowloris from many addresses ---------------------------------
+
+def test_slowloris_many_addresses(d):
+    """12 addresses x 20 connections (each address under its limit of
+    20, together past the 200 connections the server takes), each sending
+    one header byte every 1.5 s: never idle for the 4 s timeout."""
+    s = Server(d, "--auth", "token", "--max-connections", "200",
+               "--max-connections-per-address", "20",
+               "--connection-timeout", "4")
+    tok = s.token("red")
+    socks = []
+    for a in range(12):
+        for _ in range(20):
+            try:
+                k = s.raw(source="127.0.1.%d" % (a + 1))
+                k.sendall(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n")
+                socks.append(k)
+            except OSError:
+                pass
+    stop = threading.Event()
+
+    def drip():
+        while not stop.is_set():
+            for k in socks:
+                try:
+                    k.sendall(b"X")
+                except OSError:
+                    pass
+            stop.wait(1.5)
+    t = threading.Thread(target=drip)
+    t.start()
+    served, tries = [], 0
+    t0 = time.time()
+    while time.time() - t0 < 14:
+        tries += 1
+        try:
+            st, _, _ = s.request("GET", "/v1/checks?limit=1", token=tok,
+                                 timeout=2)
+            if st == 200:
+                served.append(round(time.time() - t0, 1))
+        except OSError:
+            pass
+        time.sleep(1)
+    held = sum(alive(k) for k in socks)
+    stop.set()
+    t.join()
+    for k in socks:
+        k.close()
+    s.stop()
+    check("240 trickling connections from 12 addresses: another client "
+          "is served within 8 s (served at %s s of 14)" % served[:3],
+          served and served[0] < 8, (served, tries))
+    check("none of them is held past 14 s (%d still open; the request "
+          "must arrive within --connection-timeout)" % held, held == 0,
+          held)
+    # A client that is slow but within the deadline is not cut.
+    s = Server(d, "--auth", "token", "--connection-timeout", "4")
+    tok = s.token("red")
+    k = s.raw()
+    body = CFG.encode()
+    k.sendall(b"POST /v1/checks?dry_run=true HTTP/1.1\r\nHost: localhost\r\n"
+              b"Authorization: Bearer " + tok.encode() + b"\r\n"
+              b"Content-Type: application/yaml\r\n"
+              b"Content-Length: %d\r\n\r\n" % len(body))
+    for i in range(0, len(body), len(body) // 4 + 1):
+        time.sleep(0.6)
+        k.sendall(body[i:i + len(body) // 4 + 1])
+    k.settimeout(5)
+    first = k.recv(64)
+    k.close()
+    s.stop()
+    check("a body sent in four pieces over 2.4 s (deadline 4 s) is "
+          "answered", first.startswith(b"HTTP/1.1 200"), first)
+
+
+# ---- 2. configs whose check costs more than their size ------------------
+
+FULL_FT = ("base_model: meta-llama/Llama-3.1-8B\nmicro_batch_size: 4\n"
+           "gradient_accumulation_steps: 1\nsequence_len: 4096\n"
+           "datasets:\n  - path: tatsu-lab/alpaca\n    type: alpaca\n"
+           "learning_rate: 0.00002\n")
+
+
+def plugins_config(n):
+    """A full fine-tune that does not fit one GPU (so the estimator
+    searches for changes, one of which adds Cut Cross Entropy to the
+    plugins list) with n plugins listed."""
+    return FULL_FT + "plugins:\n" + "".join(
+        "  - org.plugins.p%d.Plugin\n" % i for i in range(n))
+
+
+def test_plugins_suggestions(d):
+    s = Server(d, "--auth", "token")
+    tok = s.token("red")
+    times = {}
+    for n in (100, 3000):
+        cfg = plugins_config(n)
+        t0 = time.time()
+        st, _, j = s.request("POST", "/v1/checks?dry_run=true&gpus=1", cfg,
+                             {"Content-Type": "application/yaml"}, tok,
+                             timeout=30)
+        times[n] = time.time() - t0
+        sets = [json.dumps(x["set"]) for x in (j or {}).get(
+            "suggestions", [])] if st == 200 else []
+        check("%d plugins (%d KB) in a run that needs suggestions: checked "
+              "(%d, %.2f s, under 2 s), CCE suggested with every plugin "
+              "kept" % (n, len(cfg) >> 10, st, times[n]),
+              st == 200 and times[n] < 2 and any(
+                  "CutCrossEntropyPlugin" in x and
+                  "org.plugins.p%d.Plugin" % (n - 1) in x for x in sets),
+              (st, j if st != 200 else sets[:2]))
+    s.stop()
+    cfg = plugins_config(20000)
+    t0 = time.time()
+    p = subprocess.run([BIN, "check", "-", "--gpus", "1"], input=cfg,
+                       capture_output=True, text=True, timeout=60)
+    took = time.time() - t0
+    check("the CLI checks 20,000 plugins (%d KB) in %.2f s, exit 1 not 2" %
+          (len(cfg) >> 10, took), p.returncode == 1 and took < 3,
+          (p.returncode, p.stderr[:200]))
+
+
+def cli_time(cfg):
+    """Seconds `check -` takes on cfg, and its exit code."""
+    t0 = time.time()
+    p = subprocess.run([BIN, "check", "-", "--gpus", "1"], input=cfg,
+                       capture_output=True, text=True, timeout=120)
+    return time.time() - t0, p.returncode
+
+
+def test_fsdp_config_keys(d):
+    """fsdp_config is read the way Axolotl's validator does (the fsdp_
+    prefix dropped, a later key winning): that normalisation compared
+    each key with every key kept before it."""
+    keys = "".join("  fsdp_state_dict_typ%d: x\n" % i for i in range(9990))
+    base = FULL_FT.replace("micro_batch_size: 4", "micro_batch_size: 1")
+    fsdp = base + "fsdp_config:\n" + keys
+    other = base + "lr_scheduler_kwargs:\n" + keys
+    t_other, rc_other = min(cli_time(other) for _ in range(3))
+    t_fsdp, rc_fsdp = min(cli_time(fsdp) for _ in range(3))
+    check("9,990 keys in fsdp_config cost at most 4x the same keys in "
+          "another mapping (%.3f s vs %.3f s)" % (t_fsdp, t_other),
+          rc_fsdp in (0, 1) and t_fsdp < 4 * t_other + 0.05,
+          (rc_fsdp, rc_other))
+    # Semantics kept: a later key wins over an earlier one it renames to.
+    rules = []
+    for order in (("fsdp_offload_params: notabool", "offload_params: true"),
+                  ("offload_params: true", "fsdp_offload_params: notabool")):
+        cfg = base + "fsdp_config:\n  %s\n  %s\n  fsdp_version: 2\n" % order
+        p = subprocess.run([BIN, "check", "-", "--gpus", "2", "--format",
+                            "json"], input=cfg, capture_output=True,
+                           text=True, timeout=60)
+        j = json.loads(p.stdout) if p.stdout else {}
+        rules.append([f["path"] for f in j.get("findings", [])
+                      if f["rule"] == "schema.type"])
+    check("... a later fsdp_config key still wins over the earlier one it "
+          "renames to (a bad value first: no type error; last: one)",
+          rules == [[], ["fsdp_config"]], rules)
+
+
+def test_suppression_markers(d):
+    """Each finding was held against every `# preflight: ignore[...]`
+    marker of the file: findings x markers."""
+    head = FULL_FT + "".join("z%d: 1\n" % i for i in range(9900))
+    marked = head + "# preflight: ignore[a.b] reason\n" * 25000
+    plain = head + "# an ordinary comment line here\n" * 25000
+    t_plain, rc_plain = min(cli_time(plain) for _ in range(3))
+    t_marked, rc_marked = min(cli_time(marked) for _ in range(3))
+    check("9,900 findings and 25,000 markers that match none cost at most "
+          "4x the same lines as plain comments (%.3f s vs %.3f s)" %
+          (t_marked, t_plain), rc_marked in (0, 1) and
+          t_marked < 4 * t_plain + 0.05, (rc_marked, rc_plain))
+    # A whole config on one line: every finding against one marker
+    # listing 60,000 ids.
+    keys = ", ".join("z%d: 1" % i for i in range(9000))
+    ids = ",".join("x.y%d" % i for i in range(60000))
+    flow = ("{base_model: meta-llama/Llama-3.1-8B, micro_batch_size: 1, "
+            "gradient_accumulation_steps: 1, learning_rate: 0.0002, "
+            "datasets: [{path: a, type: alpaca}], " + keys + "}")
+    t_plain, _ = min(cli_time(flow + "  # " + ids + "\n") for _ in range(3))
+    t_marked, rc = min(cli_time(flow + "  # preflight: ignore[" + ids +
+                                ",schema.unknown_key_dropped] r\n")
+                       for _ in range(3))
+    check("9,000 findings on one line, its marker listing 60,000 ids: at "
+          "most 4x the same line with a plain comment (%.3f s vs %.3f s)" %
+          (t_marked, t_plain), rc in (0, 1) and
+          t_marked < 4 * t_plain + 0.05, rc)
+    # Markers still apply: on the line, alone on the line above, by id.
+    cfg = (FULL_FT + "zz_a: 1  # preflight: ignore[schema.unknown_key_dropped] ok\n"
+           "# preflight: ignore[schema.unknown_key_dropped] ok\nzz_b: 1\n"
+           "zz_c: 1  # preflight: ignore[other.rule] no\n"
+           "# preflight: ignore[schema.unknown_key_dropped] ok\n\nzz_d: 1\n")
+    p = subprocess.run([BIN, "check", "-", "--gpus", "8", "--format",
+                        "json"], input=cfg, capture_output=True, text=True,
+                       timeout=60)
+    j = json.loads(p.stdout) if p.stdout else {}
+    kept = sorted(f["path"] for f in j.get("findings", [])
+                  if f["rule"] == "schema.unknown_key_dropped")
+    gone = sorted(f["path"] for f in j.get("suppressed", []))
+    check("... markers still suppress on their line and the line below "
+          "(suppressed %s, kept %s)" % (gone, kept),
+          gone == ["zz_a", "zz_b"] and kept == ["zz_c", "zz_d"], p.stdout[:300])
+
+
+# ---- 3. output injection -------------------------------------------------
+
+HOSTILE_KEYS = (
+    'base_model: meta-llama/Llama-3.1-8B\n'
+    '"x\\n::error file=a.py,line=1::injected": 1\n'
+    '"y\\r\\n::add-mask::secret\\u0085::warning::nel": 2\n'
+    '"z\\e[2J\\e]0;title\\a\\e[31mred": 3\n')
+
+
+def test_text_injection(d):
+    sub = os.path.join(d, "inj")
+    os.mkdir(sub)
+    path = os.path.join(sub, "cfg\n::error::from-the-name.yaml")
+    with open(path, "w") as f:
+        f.write(HOSTILE_KEYS)
+    p = subprocess.run([BIN, "check", path, "--gpus", "1"],
+                       capture_output=True, timeout=30)
+    out = p.stdout
+    lines = out.split(b"\n")
+    starts = [ln for ln in lines if ln.lstrip().startswith(b"::")]
+    check("text report of hostile keys and a hostile file name: no line "
+          "starts a workflow command (%d lines, %d do)" %
+          (len(lines), len(starts)), p.returncode in (0, 1) and
+          not starts and b"injected" in out, (p.returncode, starts[:3]))
+    check("... no terminal control byte (ESC, BEL, CR, C1) reaches the "
+          "terminal", not any(c in out for c in (b"\x1b", b"\x07", b"\r",
+                                                 b"\xc2\x85")),
+          out[:300])
+    check("... the keys are still named, escaped ('x\\n::error')",
+          b"'x\\n::error file=a.py" in out and b"\\x1b[2J" in out,
+          out[:300])
+    p = subprocess.run([BIN, "check", sub, "--gpus", "1"],
+                       capture_output=True, timeout=30)
+    starts = [ln for ln in p.stdout.split(b"\n")
+              if ln.lstrip().startswith(b"::")]
+    check("... the same walking the directory (%d workflow lines)" %
+          len(starts), p.returncode in (0, 1) and not starts and
+          b"injected" in p.stdout, (p.returncode, starts[:3]))
+
+
+# ---- 4. duplicated framing and credential headers ------------------------
+
+def send_raw(s, data, timeout=5):
+    """The status of the first answer to data, and whether the server
+    closed the connection after it."""
+    k = s.raw(timeout=timeout)
+    k.sendall(data)
+    k.settimeout(timeout)
+    buf = b""
+    closed = False
+    try:
+        while True:
+            got = k.recv(65536)
+            if not got:
+                closed = True
+                break
+            buf += got
+    except OSError:
+        pass
+    k.close()
+    st = int(buf.split(b" ", 2)[1]) if buf.startswith(b"HTTP/1.") else None
+    return st, closed, buf
+
+
+def test_duplicate_headers(d):
+    s = Server(d, "--auth", "token", "--connection-timeout", "3")
+    red, blue = s.token("red"), s.token("blue")
+    body = CFG.encode()
+    head = b"POST /v1/checks?dry_run=true HTTP/1.1\r\nHost: localhost\r\n" \
+        b"Authorization: Bearer " + red.encode() + b"\r\n" \
+        b"Content-Type: application/yaml\r\n"
+    smuggled = b"GET /v1/checks HTTP/1.1\r\nHost: localhost\r\n" \
+        b"Authorization: Bearer " + blue.encode() + b"\r\n\r\n"
+    cases = [
+        ("two Content-Length values", head + b"Content-Length: %d\r\n"
+         b"Content-Length: 5\r\n\r\n" % len(body) + body),
+        ("Content-Length twice, the second covering a smuggled request",
+         head + b"Content-Length: %d\r\nContent-Length: %d\r\n\r\n" %
+         (len(body), len(body) + len(smuggled)) + body + smuggled),
+        ("two Transfer-Encoding lines (chunked, then gzip)",
+         head + b"Transfer-Encoding: chunked\r\nTransfer-Encoding: gzip"
+         b"\r\n\r\n%x\r\n" % len(body) + body + b"\r\n0\r\n\r\n"),
+        ("two Host lines", b"GET /v1/checks HTTP/1.1\r\nHost: localhost\r\n"
+         b"Host: evil.example.com\r\nAuthorization: Bearer " +
+         red.encode() + b"\r\n\r\n"),
+        ("two Authorization lines (two teams' tokens)",
+         b"GET /v1/checks HTTP/1.1\r\nHost: localhost\r\n"
+         b"Authorization: Bearer " + red.encode() + b"\r\n"
+         b"Authorization: Bearer " + blue.encode() + b"\r\n\r\n"),
+    ]
+    for what, data in cases:
+        st, closed, buf = send_raw(s, data)
+        check("%s -> 400 and closed (got %s%s)" % (what, st,
+              ", closed" if closed else ""), st == 400 and closed and
+              buf.count(b"HTTP/1.1 ") == 1, buf[:200])
+    # One of each is still served.
+    st, closed, buf = send_raw(s, head + b"Content-Length: %d\r\n"
+                               b"Connection: close\r\n\r\n" % len(body) +
+                               body)
+    check("the same request with one of each -> 200", st == 200, buf[:200])
+    s.stop()
+
+
+# ---- 5. requests MHD refuses after the request line -----------------------
+
+def client_sockets(pid):
+    """Sockets the daemon holds besides its listening one."""
+    fds = os.listdir("/proc/%d/fd" % pid)
+    n = 0
+    for f in fds:
+        try:
+            n += os.readlink("/proc/%d/fd/%s" % (pid, f)).startswith(
+                "socket:")
+        except OSError:
+            pass
+    return n - 1
+
+
+def test_refused_requests_freed(d):
+    """(libmicrohttpd leaves a few of these connections open until its
+    timeout, here 3 s: the test waits for them to close.)"""
+    s = Server(d, "--auth", "token", "--connection-timeout", "3")
+    req = (b"GET /v1/checks?" + b"&" * 5000 +
+           b" HTTP/1.1\r\nHost: localhost\r\n\r\n")
+    before = rss_kib(s.proc.pid)
+    for _ in range(2000):
+        k = s.raw()
+        k.sendall(req)
+        time.sleep(0.002)
+        k.close()
+    t0 = time.time()
+    while client_sockets(s.proc.pid) > 0 and time.time() - t0 < 10:
+        time.sleep(0.2)
+    open_ = client_sockets(s.proc.pid)
+    grew = (rss_kib(s.proc.pid) - before) / 1024
+    st, _, _ = s.request("GET", "/healthz", timeout=5)
+    t0 = time.time()
+    rc = s.stop()
+    took = time.time() - t0
+    with open(s.log.name) as f:
+        log = f.read()
+    check("2,000 queries of 5,000 empty arguments (431 from MHD), each "
+          "closed at once: once their connections are gone (%d left), "
+          "SIGTERM exits at once (%.1f s, exit %d) with no request left in "
+          "flight" % (open_, took, rc), st == 200 and rc == 0 and
+          open_ == 0 and took < 5 and "cut off" not in log and
+          "LeakSanitizer" not in log, log[-400:])
+    if os.environ.get("REDTEAM_RSS") == "1":
+        check("... and the daemon grew %.1f MiB (< 4)" % grew, grew < 4,
+              grew)
+
+
+# ---- 6. percent-encoded bytes that are not UTF-8 -------------------------
+
+def test_non_utf8_parameters(d):
+    s = Server(d, "--auth", "token")
+    tok = s.token("red")
+    yaml_ct = {"Content-Type": "application/yaml"}
+    cases = [
+        ("GET", "/v1/configs/%C0%AF/checks", None),      # overlong '/'
+        ("GET", "/v1/configs/%ED%A0%80/checks", None),   # a surrogate
+        ("GET", "/v1/rules/%FF", None),
+        ("GET", "/v1/checks/%C3/diff?against=x", None),  # cut short
+        ("GET", "/v1/checks?name=%C0%AF", None),
+        ("GET", "/v1/checks?%FF=1", None),
+        ("GET", "/v1/measurements?name=%F5%80%80%80", None),  # > U+10FFFF
+        ("POST", "/v1/checks?name=%C0%AF", CFG),
+        ("POST", "/v1/checks?dry_run=true&gpu=%FF", CFG),
+        ("POST", "/v1/estimate?gpu=%E0%80%80", CFG),
+    ]
+    got = []
+    for method, path, body in cases:
+        st, _, j = s.request(method, path, body, yaml_ct if body else None,
+                             tok)
+        got.append(st)
+        check("%s %s -> 400 saying it is not UTF-8 (got %d)" %
+              (method, path, st), st == 400 and j is not None and
+              "UTF-8" in j.get("detail", ""), j)
+    st, _, j = s.request("GET", "/v1/checks", token=tok)
+    check("... and nothing was stored", st == 200 and j["items"] == [],
+          (st, j))
+    st, _, j = s.request("POST", "/v1/checks?name=caf%C3%A9%E2%80%94%F0%9F"
+                         "%9A%80.yaml", CFG, yaml_ct, tok)
+    st2, _, j2 = s.request("GET", "/v1/configs/caf%C3%A9%E2%80%94%F0%9F%9A%80"
+                           ".yaml/checks", token=tok)
+    check("a UTF-8 name (2, 3 and 4 bytes) is stored and its history read",
+          st == 201 and st2 == 200 and len(j2["items"]) == 1 and
+          j2["name"] == "caf\u00e9\u2014\U0001f680.yaml", (st, st2, j2))
+    s.stop()
+
+
+def main():
+    d = tempfile.mkdtemp(prefix="preflight-redteam-")
+    cases = [test_slowloris_many_addresses, test_plugins_suggestions,
+             test_fsdp_config_keys, test_suppression_markers,
+             test_text_injection, test_duplicate_headers,
+             test_refused_requests_freed, test_non_utf8_parameters]
+    only = os.environ.get("REDTEAM_ONLY")
+    try:
+        for case in cases:
+            if only and only not in case.__name__:
+                continue
+            print("== %s" % case.__name__)
+            case(d)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    return summary()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
