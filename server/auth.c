@@ -66,6 +66,31 @@ auth_free(struct auth *a)
 	free(a);
 }
 
+/* Is peer an address of this machine's loopback (127/8, ::1, or
+   ::ffff:127/104)? */
+static bool
+peer_is_loopback(const struct sockaddr *peer)
+{
+	static const unsigned char v6_loop[16] = { [15] = 1 };
+	static const unsigned char v4_mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+	if (peer == NULL)
+		return false;
+	if (peer->sa_family == AF_INET) {
+		const struct sockaddr_in *in = (const void *)peer;
+
+		return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+	}
+	if (peer->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const void *)peer;
+		const unsigned char *b = in6->sin6_addr.s6_addr;
+
+		return memcmp(b, v6_loop, 16) == 0 ||
+		    (memcmp(b, v4_mapped, 12) == 0 && b[12] == 127);
+	}
+	return false;
+}
+
 static void
 peer_key(unsigned char out[FAIL_KEY], const struct sockaddr *peer,
     const char *what)
@@ -202,8 +227,12 @@ auth_request(struct auth *a, enum api_access access, const char *authz,
 		pthread_mutex_unlock(&a->mu);
 		return AUTH_PASS;
 	case ACCESS_METRICS:
+		/* Without a metrics token the counts (every team's verdicts
+		   and rules together) are open with --auth none, and only to
+		   this machine's loopback when teams have tokens. */
 		if (a->cfg.metrics_token == NULL)
-			return AUTH_PASS;
+			return !a->cfg.tokens || peer_is_loopback(peer) ?
+			    AUTH_PASS : AUTH_DENY;
 		tok = bearer(authz);
 		if (tok != NULL && digest_equal(tok, a->cfg.metrics_token))
 			return AUTH_PASS;

@@ -21,6 +21,9 @@
  6. percent-encoded bytes that are not UTF-8 in path parameters and query
     strings: a 400 that says so, never a 500 or a stored check whose name
     no JSON can carry;
+ 7. /metrics without a metrics token under --auth token: every team's
+    verdict and rule counts together, so only this machine's loopback
+    may read them (a client on another address gets 401);
 
 Usage: tests/redteam.py PREFLIGHT_BIN SHARED_DIR
 Prints 'N passed, N failed'; exits non-zero on any failure.
@@ -462,12 +465,93 @@ def test_non_utf8_parameters(d):
     s.stop()
 
 
+# ---- 7. /metrics across teams ------------------------------------------
+
+def own_address():
+    """An address of this machine off loopback, or None."""
+    import socket
+    for target in ("10.255.255.255", "8.8.8.8", "192.0.2.1"):
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        try:
+            s.connect((target, 9))  # a route lookup: nothing is sent
+            a = s.getsockname()[0]
+            if not a.startswith("127.") and a != "0.0.0.0":
+                return a
+        except OSError:
+            pass
+        finally:
+            s.close()
+    try:
+        for a in socket.gethostbyname_ex(socket.gethostname())[2]:
+            if not a.startswith("127."):
+                return a
+    except OSError:
+        pass
+    return None
+
+
+def metrics_from(port, host, token=None):
+    import http.client
+    c = http.client.HTTPConnection(host, port, timeout=10)
+    h = {"Host": "localhost"}
+    if token:
+        h["Authorization"] = "Bearer " + token
+    c.request("GET", "/metrics", headers=h)
+    r = c.getresponse()
+    body = r.read()
+    c.close()
+    return r.status, body
+
+
+def test_metrics_off_loopback(d):
+    """With --auth token and no metrics token, /metrics holds every
+    team's counts: open to loopback clients only."""
+    addr = own_address()
+    check("this machine has an address off loopback to test from",
+          addr is not None, addr)
+    if addr is None:
+        return
+    s = Server(d, "--auth", "token", "--listen", "0.0.0.0:0")
+    try:
+        red = s.token("red")
+        st, _, _ = s.request("POST", "/v1/checks", CFG,
+                             {"Content-Type": "application/yaml"},
+                             token=red)
+        check("a check is stored", st == 201, st)
+        st, body = metrics_from(s.port, "127.0.0.1")
+        check("/metrics from loopback without a metrics token: 200",
+              st == 200 and b"preflight_" in body, st)
+        st, body = metrics_from(s.port, addr)
+        check("/metrics from %s without a metrics token: 401, no counts"
+              % addr, st == 401 and b"preflight_" not in body, st)
+        st, body = metrics_from(s.port, addr, token=red)
+        check("a team token does not open /metrics off loopback",
+              st == 401 and b"preflight_" not in body, st)
+    finally:
+        s.stop()
+    s = Server(d, "--auth", "token", "--listen", "0.0.0.0:0",
+               "--metrics-token", "m" * 32)
+    try:
+        st, _ = metrics_from(s.port, addr)
+        check("with --metrics-token: off loopback needs it (401)",
+              st == 401, st)
+        st, body = metrics_from(s.port, addr, token="m" * 32)
+        check("with --metrics-token: off loopback with it (200)",
+              st == 200 and b"preflight_" in body, st)
+        st, _ = metrics_from(s.port, "127.0.0.1")
+        check("with --metrics-token: loopback needs it too (401)",
+              st == 401, st)
+    finally:
+        s.stop()
+
+
 def main():
     d = tempfile.mkdtemp(prefix="preflight-redteam-")
     cases = [test_slowloris_many_addresses, test_plugins_suggestions,
              test_fsdp_config_keys, test_suppression_markers,
              test_text_injection, test_duplicate_headers,
-             test_refused_requests_freed, test_non_utf8_parameters]
+             test_refused_requests_freed, test_non_utf8_parameters,
+             test_metrics_off_loopback]
     only = os.environ.get("REDTEAM_ONLY")
     try:
         for case in cases:
