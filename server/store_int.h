@@ -164,6 +164,10 @@ int store_db_fail(struct store_sqlite *s, sqlite3 *db, struct err *e,
 /* CLOCK_MONOTONIC in milliseconds. */
 int64_t store_mono_ms(void);
 
+/* Name the calling thread (15 characters at most), for top and perf:
+   pf-writer, pf-ckpt, pf-health. */
+void store_thread_name(const char *name);
+
 /* sqlite3_exec of sql (no rows); 0 or ERR_STORE with SQLite's message. */
 int store_exec(sqlite3 *db, const char *sql, struct err *e);
 

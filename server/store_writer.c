@@ -259,6 +259,7 @@ writer_loop(void *arg)
 	struct store_sqlite *s = arg;
 	struct store_write *all[BATCH_MAX];
 
+	store_thread_name("pf-writer");
 	pthread_mutex_lock(&s->qmu);
 	for (;;) {
 		struct store_write *ok = NULL, **otail = &ok, *w;
@@ -350,6 +351,7 @@ checkpoint_loop(void *arg)
 	struct store_sqlite *s = arg;
 	int last_log = 0, last_done = 0;
 
+	store_thread_name("pf-ckpt");
 	pthread_mutex_lock(&s->cmu);
 	while (!s->ckpt_stop) {
 		struct timespec until;
