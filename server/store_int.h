@@ -127,8 +127,14 @@ struct store_sqlite {
 	struct store_write *wtail;
 	struct job *jhead;	/* other writes, in order */
 	struct job *jtail;
-	int expected;		/* checks being computed that will be
-				   queued (store_ops.expect) */
+	atomic_int expected;	/* checks being computed that will be
+				   queued (store_ops.expect): raised
+				   without qmu, lowered under it */
+	bool idle;		/* the writer waits for work: the next
+				   write or job signals qcv (and clears
+				   this, so only one does) */
+	bool lingering;		/* the writer waits for expected checks:
+				   signal qcv when expected drops to 0 */
 	bool stop;
 	long long write_errors;	/* failed writes since start */
 	pthread_t writer_thread;
