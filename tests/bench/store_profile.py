@@ -25,7 +25,9 @@ and wall time depend on what else runs.
 Usage: store_profile.py PREFLIGHT_BIN CONFIG [N [CONNS [ROUNDS]]] [--record]
 (PF_SERVE_ARGS: more `preflight serve` flags, e.g. "--threads 2")
 """
+import http.client
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -110,6 +112,16 @@ SERVE_ARGS = ["--max-connections", "2048",
               "--quota-checks-per-minute", "0", "--quota-bytes-per-day", "0"]
 
 
+def db_written(port):
+    """preflight_db_written_bytes_total of /metrics (0 if absent)."""
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    c.request("GET", "/metrics")
+    m = re.search(r"^preflight_db_written_bytes_total (\S+)$",
+                  c.getresponse().read().decode(), re.M)
+    c.close()
+    return float(m.group(1)) if m else 0.0
+
+
 def group(comm):
     return comm if comm in GROUPS else "other"
 
@@ -137,6 +149,7 @@ def run(port, pid, path, body, n, conns, script, record=None):
     User and kernel time come from /proc (perf's cpu-clock:u/:k do not
     split them on every kernel)."""
     t0 = proc_times(pid)
+    b0 = db_written(port)
     out = tempfile.mktemp(prefix="pf-perf-")
     if record:
         cmd = ["perf", "record", "-g", "-F", "2999", "-p", str(pid), "-o",
@@ -166,11 +179,13 @@ def run(port, pid, path, body, n, conns, script, record=None):
     perf.send_signal(signal.SIGINT)
     perf.wait(60)
     t1 = proc_times(pid)
+    written = db_written(port) - b0
     res = None
     for line in stdout.splitlines():
         if line.startswith("PF "):
             f = line.split()
             res = {"requests": int(f[1]), "seconds": float(f[2]),
+                   "written": written,
                    "p50": float(f[3]), "p99": float(f[4]),
                    "non2xx": int(f[5])}
     if res is None:
@@ -258,12 +273,15 @@ def main():
         # Warm up both paths (tables, page cache, the WAL's first MiBs).
         run(port, proc.pid, "/v1/checks", config, 2000, conns, script)
         totals = {"dry run": [0, 0.0, {}], "stored": [0, 0.0, {}]}
+        written = 0.0
         for _ in range(rounds):
             for name, path in (("dry run", "/v1/checks?dry_run=true"),
                                ("stored", "/v1/checks")):
                 res, counts = run(port, proc.pid, path, config, n, conns,
                                   script)
                 t = totals[name]
+                if name == "stored":
+                    written += res["written"]
                 t[0] += res["requests"]
                 t[1] += res["seconds"]
                 add(t[2], counts)
@@ -281,6 +299,9 @@ def main():
             t = totals[name]
             per[name] = show(name, t[0], t[1], t[2])
             per[name]["wall_us"] = t[1] / t[0] * 1e6
+        print("stored: %.1f KB written to the database and WAL per check "
+              "(the store's counting VFS)" % (
+                  written / totals["stored"][0] / 1024))
         d = {k: per["stored"].get(k, 0) - per["dry run"].get(k, 0)
              for k in per["stored"]}
         print("stored - dry run per request: wall %+.1f us, cpu %+.1f us "
