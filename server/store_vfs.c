@@ -31,6 +31,11 @@
  * in one transaction) go straight through.  Crash safety is unchanged:
  * everything SQLite wrote is in the kernel before COMMIT returns, and a
  * sync (synchronous=FULL) writes the run first.
+ *
+ * Fewer reads.  A checkpoint reads the WAL one page per call; between
+ * SQLITE_FCNTL_CKPT_START and CKPT_DONE (on the same thread) the frames
+ * it reads are committed and cannot change, so its WAL reads come from a
+ * RA_SIZE read-ahead that lives for that pass only.
  */
 #include "server/store_int.h"
 
@@ -44,12 +49,17 @@
    VFS writes at most 0x1ffff bytes per call (os_unix.c seekAndWriteFd
    masks the length; a longer write comes back short, as SQLITE_FULL). */
 #define BUF_MAX (124 << 10)
+#define RA_SIZE (64 << 10)	/* a checkpoint's WAL read-ahead */
 #define WAL_FRAME_HDR 24	/* bytes of a WAL frame header */
 #define WAL_WRITE_LOCK 0	/* SQLite's shm lock slot of the writer */
 
 struct count_file {
 	sqlite3_file base;
 	sqlite3_file *real;	/* right after this struct */
+	char *ra;		/* -wal read ahead during a checkpoint: */
+	sqlite3_int64 ra_off;	/* ra_len bytes of the file at ra_off, */
+	size_t ra_len;
+	unsigned ra_gen;	/* valid in the pass of this number */
 	bool wal;		/* the -wal file */
 	bool coalesce;		/* the -wal or the main database file */
 	int state;		/* enum wal_state, of the -wal file */
@@ -70,6 +80,13 @@ static bool registered;
    of the WAL write lock writes frames), for the flush at its release. */
 static pthread_mutex_t wal_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct count_file *wal_held;
+/* This thread is copying the WAL into the database (between
+   SQLITE_FCNTL_CKPT_START and CKPT_DONE on its database file): the frames
+   it reads are committed and cannot change until it is done, so its WAL
+   reads are served from a read-ahead buffer valid for that one pass. */
+static atomic_uint ckpt_passes;	/* numbers every pass, process-wide */
+static _Thread_local bool in_ckpt;
+static _Thread_local unsigned ckpt_gen;	/* this thread's pass */
 
 static sqlite3_file *
 real(sqlite3_file *f)
@@ -151,19 +168,50 @@ c_close(sqlite3_file *f)
 	int rc = flush(c), rc2;
 
 	free(c->buf);
-	c->buf = NULL;
-	c->cap = 0;
+	free(c->ra);
+	c->buf = c->ra = NULL;
+	c->cap = c->ra_len = 0;
 	rc2 = c->real->pMethods->xClose(c->real);
 	return rc != SQLITE_OK ? rc : rc2;
+}
+
+/*
+ * A checkpoint's WAL read (page by page, in page order, which for pages
+ * appended since the last pass is the WAL's order): from the read-ahead
+ * buffer, refilled RA_SIZE bytes at a time.  1 when served, 0 when the
+ * caller should read as usual (near the file's end, out of memory).
+ */
+static int
+ra_read(struct count_file *c, void *buf, int n, sqlite3_int64 off)
+{
+	if (c->ra_gen != ckpt_gen || off < c->ra_off ||
+	    off + n > c->ra_off + (sqlite3_int64)c->ra_len) {
+		c->ra_len = 0;
+		if (c->ra == NULL && (c->ra = malloc(RA_SIZE)) == NULL)
+			return 0;
+		if (c->real->pMethods->xRead(c->real, c->ra, RA_SIZE, off) !=
+		    SQLITE_OK)
+			return 0;	/* short (the end) or failed */
+		c->ra_off = off;
+		c->ra_len = RA_SIZE;
+		c->ra_gen = ckpt_gen;
+	}
+	memcpy(buf, c->ra + (off - c->ra_off), (size_t)n);
+	return 1;
 }
 
 static int
 c_read(sqlite3_file *f, void *buf, int n, sqlite3_int64 off)
 {
-	int rc = flush_file(f);
+	struct count_file *c = (struct count_file *)f;
+	int rc = flush(c);
 
-	return rc != SQLITE_OK ? rc :
-	    real(f)->pMethods->xRead(real(f), buf, n, off);
+	if (rc != SQLITE_OK)
+		return rc;
+	if (c->wal && in_ckpt && n > 0 && n <= RA_SIZE / 4 &&
+	    ra_read(c, buf, n, off))
+		return SQLITE_OK;
+	return c->real->pMethods->xRead(c->real, buf, n, off);
 }
 
 /* What the last write held on a WAL file says about the next one. */
@@ -309,6 +357,14 @@ static int
 c_fcntl(sqlite3_file *f, int op, void *arg)
 {
 	int rc = flush_file(f);
+
+	/* No read-ahead outlives its pass: each pass has its own number. */
+	if (op == SQLITE_FCNTL_CKPT_START) {
+		in_ckpt = true;
+		ckpt_gen = atomic_fetch_add(&ckpt_passes, 1) + 1;
+	} else if (op == SQLITE_FCNTL_CKPT_DONE) {
+		in_ckpt = false;
+	}
 
 	return rc != SQLITE_OK ? rc :
 	    real(f)->pMethods->xFileControl(real(f), op, arg);

@@ -632,7 +632,7 @@ big_config(char *out, int i)
  * everything was as expected.
  */
 static void
-big_batch_child(const char *path)
+big_batch_child(const char *path, bool close_it)
 {
 	static struct counted w[BIG_N + 1];
 	static char cfg[BIG_N][BIG_CONFIG];
@@ -683,34 +683,22 @@ big_batch_child(const char *path)
 		    memcmp(got.config, cfg[i], BIG_CONFIG) != 0)
 			_exit(13);
 	}
+	if (close_it)
+		store_sqlite_close(s);	/* checkpoints the WAL away */
 	_exit(0);
 }
 
-/* What the child committed is in the files, WAL frames and checksums
-   included: with the shared-memory index deleted, SQLite rebuilds it
-   from the WAL alone (what it does after a crash) and finds every
-   check whole, and the file passes integrity_check. */
+/* Every check of big_batch_child is whole in the file at path (read by
+   SQLite's own VFS), and the file passes integrity_check. */
 static void
-test_store__big_batches_survive_a_kill(void **state)
+big_batch_verify(const char *path)
 {
 	static char want[BIG_CONFIG];
-	char path[256], shm[300], ok[16];
+	char ok[16];
 	sqlite3 *db;
 	sqlite3_stmt *st;
-	pid_t pid;
-	int status = -1, n = 0;
+	int n = 0;
 
-	(void)state;
-	tmp_db(path, sizeof(path));
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0)
-		big_batch_child(path);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
-	snprintf(shm, sizeof(shm), "%s-shm", path);
-	unlink(shm);
 	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
 	assert_int_equal(sqlite3_prepare_v2(db, "SELECT id, config FROM "
 	    "checks WHERE length(config) > 100 ORDER BY id", -1, &st, NULL),
@@ -736,6 +724,56 @@ test_store__big_batches_survive_a_kill(void **state)
 	assert_int_equal(sql_text(path, "PRAGMA integrity_check", ok,
 	    sizeof(ok)), 1);
 	assert_string_equal(ok, "ok");
+}
+
+/* Run big_batch_child in a process of its own; its exit status. */
+static int
+big_batch_run(const char *path, bool close_it)
+{
+	pid_t pid = fork();
+	int status = -1;
+
+	assert_true(pid >= 0);
+	if (pid == 0)
+		big_batch_child(path, close_it);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+/* What the child committed is in the files, WAL frames and checksums
+   included: with the shared-memory index deleted, SQLite rebuilds it
+   from the WAL alone (what it does after a crash) and finds every
+   check whole. */
+static void
+test_store__big_batches_survive_a_kill(void **state)
+{
+	char path[256], shm[300];
+
+	(void)state;
+	tmp_db(path, sizeof(path));
+	assert_int_equal(big_batch_run(path, false), 0);
+	snprintf(shm, sizeof(shm), "%s-shm", path);
+	unlink(shm);
+	big_batch_verify(path);
+	rm_db(path);
+}
+
+/* Closed, the store checkpoints the WAL into the database and deletes
+   it: the checkpoint's WAL reads go through the read-ahead of
+   server/store_vfs.c, its writes through the write runs, and every check
+   is whole in the database file alone. */
+static void
+test_store__big_batches_checkpoint_whole(void **state)
+{
+	char path[256], wal[300];
+
+	(void)state;
+	tmp_db(path, sizeof(path));
+	assert_int_equal(big_batch_run(path, true), 0);
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	assert_int_equal(access(wal, F_OK), -1);	/* copied, deleted */
+	big_batch_verify(path);
 	rm_db(path);
 }
 
@@ -1190,6 +1228,7 @@ main(void)
 		cmocka_unit_test(test_store__queued_writes_share_a_commit),
 		cmocka_unit_test(test_store__a_failing_check_fails_alone),
 		cmocka_unit_test(test_store__big_batches_survive_a_kill),
+		cmocka_unit_test(test_store__big_batches_checkpoint_whole),
 		cmocka_unit_test(test_store__api_answers_after_the_commit),
 		cmocka_unit_test(test_store__stats_count_findings_and_checks),
 		cmocka_unit_test(test_store__rule_filter_pages_exactly),
