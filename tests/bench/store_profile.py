@@ -25,9 +25,7 @@ and wall time depend on what else runs.
 Usage: store_profile.py PREFLIGHT_BIN CONFIG [N [CONNS [ROUNDS]]] [--record]
 (PF_SERVE_ARGS: more `preflight serve` flags, e.g. "--threads 2")
 """
-import http.client
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -37,7 +35,9 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pflib import serve  # noqa: E402
+from http_bench import SERVE_ARGS, metrics  # noqa: E402
 
 LUA = """
 local ffi = require("ffi")
@@ -107,19 +107,11 @@ SHORT = {"task-clock": "cpu_ms", "context-switches": "cs",
          "syscalls:sys_enter_sendmsg": "sendmsg",
          "syscalls:sys_enter_sendto": "sendto"}
 GROUPS = ("MHD-worker", "pf-writer", "pf-ckpt", "other")
-SERVE_ARGS = ["--max-connections", "2048",
-              "--max-connections-per-address", "2048",
-              "--quota-checks-per-minute", "0", "--quota-bytes-per-day", "0"]
 
 
 def db_written(port):
     """preflight_db_written_bytes_total of /metrics (0 if absent)."""
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    c.request("GET", "/metrics")
-    m = re.search(r"^preflight_db_written_bytes_total (\S+)$",
-                  c.getresponse().read().decode(), re.M)
-    c.close()
-    return float(m.group(1)) if m else 0.0
+    return metrics(port).get("preflight_db_written_bytes_total", 0.0)
 
 
 def group(comm):
