@@ -42,15 +42,13 @@
  * mode), and writing 16 MiB out at once made the writer's WAL writes
  * wait behind it: 2-5 ms pwrites once per pass, a p99 of 20-30 ms at 4
  * connections where the dry run's was 1-2 ms (perf trace; with the
- * checkpointer off the p99 was 1.3-2.1 ms).  So on Linux every WB_STEP
+ * checkpointer off the p99 was 1.3-2.1 ms).  So every WB_STEP
  * bytes written to the WAL or the database start their write-back at
  * once (sync_file_range SYNC_FILE_RANGE_WRITE, which does not wait and
  * promises nothing), and a checkpoint's syncs find little left to do.
  * Durability is what synchronous says, as before.
  */
-#ifdef __linux__
-#define _GNU_SOURCE		/* sync_file_range */
-#endif
+#define _GNU_SOURCE		/* sync_file_range (Linux, as the project) */
 #include "server/store_int.h"
 
 #include <fcntl.h>
@@ -66,7 +64,7 @@
    masks the length; a longer write comes back short, as SQLITE_FULL). */
 #define BUF_MAX (124 << 10)
 #define RA_SIZE (64 << 10)	/* a checkpoint's WAL read-ahead */
-#define WB_STEP (512 << 10)	/* WAL bytes between write-back starts */
+#define WB_STEP (512 << 10)	/* bytes written between write-back starts */
 #define WAL_FRAME_HDR 24	/* bytes of a WAL frame header */
 #define WAL_WRITE_LOCK 0	/* SQLite's shm lock slot of the writer */
 
@@ -86,8 +84,8 @@ struct count_file {
 	sqlite3_int64 off;
 	sqlite3_int64 next;	/* where the last write ended; -1: none */
 	int wb_fd;		/* the file again, for sync_file_range; -1:
-				   none (not Linux, or not the -wal or the
-				   main database) */
+				   none (not the -wal or the main database,
+				   or it could not be opened) */
 	sqlite3_int64 wb_bytes;	/* bytes written since the last start, */
 	sqlite3_int64 wb_from;	/* spanning [wb_from, wb_to) */
 	sqlite3_int64 wb_to;
@@ -135,10 +133,8 @@ wb_written(struct count_file *c, sqlite3_int64 off, sqlite3_int64 n)
 	c->wb_bytes += n;
 	if (c->wb_bytes < WB_STEP)
 		return;
-#ifdef __linux__
 	(void)sync_file_range(c->wb_fd, c->wb_from, c->wb_to - c->wb_from,
 	    SYNC_FILE_RANGE_WRITE);
-#endif
 	c->wb_bytes = 0;
 }
 
@@ -504,13 +500,11 @@ v_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flags,
 	/* A file whose open failed gets no methods, so it is not closed. */
 	c->base.pMethods = rc == SQLITE_OK && c->real->pMethods != NULL ?
 	    &count_methods : NULL;
-#ifdef __linux__
 	/* Its own descriptor of the file for the write-back starts (the
 	   real VFS does not lend its own); without one, none are made. */
 	if (c->base.pMethods != NULL && c->coalesce && name != NULL &&
 	    !(flags & SQLITE_OPEN_READONLY))
 		c->wb_fd = open(name, O_RDONLY | O_CLOEXEC);
-#endif
 	return rc;
 }
 
