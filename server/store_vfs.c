@@ -68,6 +68,14 @@
 #define WAL_FRAME_HDR 24	/* bytes of a WAL frame header */
 #define WAL_WRITE_LOCK 0	/* SQLite's shm lock slot of the writer */
 
+/* What the last write held on a WAL file says about the next one. */
+enum wal_state {
+	W_NONE,			/* nothing: a page now is not a frame's */
+	W_HEADER,		/* a frame header: its page comes next */
+	W_COMMIT		/* a commit frame's header: write the run
+				   once its page is in */
+};
+
 struct count_file {
 	sqlite3_file base;
 	sqlite3_file *real;	/* right after this struct */
@@ -77,7 +85,7 @@ struct count_file {
 	unsigned ra_gen;	/* valid in the pass of this number */
 	bool wal;		/* the -wal file */
 	bool coalesce;		/* the -wal or the main database file */
-	int state;		/* enum wal_state, of the -wal file */
+	enum wal_state state;	/* of the -wal file */
 	char *buf;		/* the run held: len bytes at off */
 	size_t len;
 	size_t cap;
@@ -264,14 +272,6 @@ c_read(sqlite3_file *f, void *buf, int n, sqlite3_int64 off)
 		return SQLITE_OK;
 	return c->real->pMethods->xRead(c->real, buf, n, off);
 }
-
-/* What the last write held on a WAL file says about the next one. */
-enum wal_state {
-	W_NONE,			/* nothing: a page now is not a frame's */
-	W_HEADER,		/* a frame header: its page comes next */
-	W_COMMIT		/* a commit frame's header: write the run
-				   once its page is in */
-};
 
 /*
  * A WAL write joins the run when it continues it (or, with no run, the
