@@ -475,21 +475,26 @@ on_headers(struct req *r, struct MHD_Connection *c, const char *method,
 	return MHD_YES;
 }
 
-/* The store is done with r's write (its writer thread): resume r's
-   connection if it is suspended; otherwise answer() sees write_done. */
+/* The writer is done with r's write: resume r if suspended (answer() sees
+   write_done otherwise) after unlocking, so the request thread does not
+   wake into a held s->mu; s->suspended counts r until then (http_stop). */
 static void
 wake(void *arg)
 {
 	struct req *r = arg;
 	struct http_server *s = r->s;
+	struct MHD_Connection *resume;
 
 	pthread_mutex_lock(&s->mu);
 	r->write_done = true;
-	if (r->suspended) {
-		r->suspended = false;
+	resume = r->suspended ? r->conn : NULL;
+	r->suspended = false;
+	pthread_mutex_unlock(&s->mu);
+	if (resume != NULL)
+		MHD_resume_connection(resume);	/* r may be gone after this */
+	pthread_mutex_lock(&s->mu);
+	if (resume != NULL)
 		s->suspended--;
-		MHD_resume_connection(r->conn);
-	}
 	if (s->stopping)
 		pthread_cond_broadcast(&s->cv);
 	pthread_mutex_unlock(&s->mu);

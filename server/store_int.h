@@ -127,8 +127,14 @@ struct store_sqlite {
 	struct store_write *wtail;
 	struct job *jhead;	/* other writes, in order */
 	struct job *jtail;
-	int expected;		/* checks being computed that will be
-				   queued (store_ops.expect) */
+	atomic_int expected;	/* checks being computed that will be
+				   queued (store_ops.expect): raised
+				   without qmu, lowered under it */
+	bool idle;		/* the writer waits for work: the next
+				   write or job signals qcv (and clears
+				   this, so only one does) */
+	bool lingering;		/* the writer waits for expected checks:
+				   signal qcv when expected drops to 0 */
 	bool stop;
 	long long write_errors;	/* failed writes since start */
 	pthread_t writer_thread;
@@ -163,6 +169,10 @@ int store_db_fail(struct store_sqlite *s, sqlite3 *db, struct err *e,
 
 /* CLOCK_MONOTONIC in milliseconds. */
 int64_t store_mono_ms(void);
+
+/* Name the calling thread (15 characters at most), for top and perf:
+   pf-writer, pf-ckpt, pf-health. */
+void store_thread_name(const char *name);
 
 /* sqlite3_exec of sql (no rows); 0 or ERR_STORE with SQLite's message. */
 int store_exec(sqlite3 *db, const char *sql, struct err *e);

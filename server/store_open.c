@@ -240,6 +240,7 @@ health_loop(void *arg)
 {
 	struct store_sqlite *s = arg;
 
+	store_thread_name("pf-health");
 	pthread_mutex_lock(&s->qmu);
 	while (!s->stop) {
 		struct timespec until;

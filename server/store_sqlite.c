@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 #include "core/arena.h"
@@ -33,6 +34,12 @@ store_mono_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+void
+store_thread_name(const char *name)
+{
+	prctl(PR_SET_NAME, name, 0, 0, 0);
 }
 
 /* Errors that mean the file or the disk is in trouble (not a busy

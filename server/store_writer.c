@@ -235,7 +235,7 @@ wal_hook(void *arg, sqlite3 *db, const char *name, int frames)
 }
 
 /* Hold the commit back (qmu held) until the checks being computed are
-   queued, LINGER_US at most. */
+   queued, LINGER_US at most; woken once, by the last of them. */
 static void
 linger(struct store_sqlite *s)
 {
@@ -247,10 +247,43 @@ linger(struct store_sqlite *s)
 		until.tv_sec++;
 		until.tv_nsec -= 1000000000L;
 	}
-	while (s->expected > 0 && !s->stop)
+	s->lingering = true;
+	while (atomic_load(&s->expected) > 0 && !s->stop && s->lingering)
 		if (pthread_cond_timedwait(&s->qcv, &s->qmu, &until) ==
 		    ETIMEDOUT)
 			break;
+	s->lingering = false;
+}
+
+/*
+ * Whether a request thread that just queued work or lowered expected
+ * (qmu held) should wake the writer: only when it waits for exactly
+ * that, and only once (the flag is cleared here).  The caller signals
+ * qcv after unlocking qmu, so the writer does not wake into a held lock.
+ */
+static bool
+writer_wake_due(struct store_sqlite *s)
+{
+	if (s->idle) {
+		s->idle = false;
+		return true;
+	}
+	if (s->lingering && atomic_load(&s->expected) <= 0) {
+		s->lingering = false;
+		return true;
+	}
+	return false;
+}
+
+/* Lower expected by one (qmu held), never below 0. */
+static void
+expected_drop(struct store_sqlite *s)
+{
+	int n = atomic_load(&s->expected);
+
+	while (n > 0 && !atomic_compare_exchange_weak(&s->expected, &n,
+	    n - 1))
+		;
 }
 
 static void *
@@ -259,6 +292,7 @@ writer_loop(void *arg)
 	struct store_sqlite *s = arg;
 	struct store_write *all[BATCH_MAX];
 
+	store_thread_name("pf-writer");
 	pthread_mutex_lock(&s->qmu);
 	for (;;) {
 		struct store_write *ok = NULL, **otail = &ok, *w;
@@ -266,11 +300,15 @@ writer_loop(void *arg)
 		struct reader *rd = NULL;
 		size_t n = 0, i;
 
-		while (s->whead == NULL && s->jhead == NULL && !s->stop)
+		while (s->whead == NULL && s->jhead == NULL && !s->stop) {
+			s->idle = true;
 			pthread_cond_wait(&s->qcv, &s->qmu);
+		}
+		s->idle = false;
 		if (s->whead == NULL && s->jhead == NULL)
 			break;	/* stopping, and nothing left to write */
-		if (s->whead != NULL && s->expected > 0 && !s->stop)
+		if (s->whead != NULL && atomic_load(&s->expected) > 0 &&
+		    !s->stop)
 			linger(s);
 		jobs = s->jhead;
 		s->jhead = s->jtail = NULL;
@@ -350,6 +388,7 @@ checkpoint_loop(void *arg)
 	struct store_sqlite *s = arg;
 	int last_log = 0, last_done = 0;
 
+	store_thread_name("pf-ckpt");
 	pthread_mutex_lock(&s->cmu);
 	while (!s->ckpt_stop) {
 		struct timespec until;
@@ -386,6 +425,7 @@ int
 store_put_check_async(void *self, struct store_write *w)
 {
 	struct store_sqlite *s = self;
+	bool wake;
 
 	pthread_mutex_lock(&s->qmu);
 	if (s->stop) {
@@ -398,25 +438,34 @@ store_put_check_async(void *self, struct store_write *w)
 	else
 		s->wtail->next = w;
 	s->wtail = w;
-	if (w->expected && s->expected > 0)
-		s->expected--;
-	pthread_cond_signal(&s->qcv);
+	if (w->expected)
+		expected_drop(s);
+	wake = writer_wake_due(s);
 	pthread_mutex_unlock(&s->qmu);
+	if (wake)
+		pthread_cond_signal(&s->qcv);
 	return 0;
 }
 
+/* +1: a check is being computed (no lock: nobody waits for a rise);
+   -1: it will not be queued after all. */
 void
 store_expect(void *self, int n)
 {
 	struct store_sqlite *s = self;
+	bool wake;
 
+	if (n >= 0) {
+		atomic_fetch_add(&s->expected, n);
+		return;
+	}
 	pthread_mutex_lock(&s->qmu);
-	s->expected += n;
-	if (s->expected < 0)
-		s->expected = 0;
-	if (n < 0)
-		pthread_cond_signal(&s->qcv);	/* no need to linger */
+	for (; n < 0; n++)
+		expected_drop(s);
+	wake = writer_wake_due(s);
 	pthread_mutex_unlock(&s->qmu);
+	if (wake)
+		pthread_cond_signal(&s->qcv);
 }
 
 /* put_check: the queued write, waited for on its own condition. */
@@ -483,6 +532,8 @@ store_job_run(struct store_sqlite *s, struct job *j)
 	else
 		s->jtail->next = j;
 	s->jtail = j;
+	s->lingering = false;	/* a job does not wait for checks */
+	s->idle = false;
 	pthread_cond_signal(&s->qcv);
 	while (!j->done)
 		pthread_cond_wait(&j->cv, &s->qmu);

@@ -536,8 +536,10 @@ static void
 test_faults__io_error_on_the_nth_write(void **state)
 {
 	(void)state;
-	/* The first few positions hit the commit itself. */
-	assert_true(sweep(arm_io, 60, "write") >= 3);
+	/* Position 0 hits the commit itself: the store's VFS writes a
+	   commit's WAL frames with one call (server/store_vfs.c), so one
+	   request is one write; the later positions fall after it. */
+	assert_true(sweep(arm_io, 60, "write") >= 1);
 }
 
 /* A full disk: writes answer 503, reads and lists keep working, /readyz

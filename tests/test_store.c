@@ -3,8 +3,9 @@
  * version, and rows written under version 5 kept), refusal of a newer
  * schema, query plans (no route scans checks or findings: issue #16),
  * queued writes (one wake per job, a failing check fails alone, answers
- * only after COMMIT), reads, rule statistics, the rule filter's pages,
- * retention taking everything that refers to a check.
+ * only after COMMIT), batches larger than the VFS's write run and the
+ * page cache surviving a kill, reads, rule statistics, the rule filter's
+ * pages, retention taking everything that refers to a check.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -602,6 +604,179 @@ test_store__a_failing_check_fails_alone(void **state)
 	rm_db(path);
 }
 
+/* ---- fewer, larger writes (server/store_vfs.c) ------------------------ */
+
+#define BIG_N 64		/* checks in the batch: 3 MiB */
+#define BIG_CONFIG (48 << 10)	/* bytes of each one's config */
+
+/* Check i's config: BIG_CONFIG bytes no other check has. */
+static void
+big_config(char *out, int i)
+{
+	uint32_t x = 2166136261u ^ (uint32_t)i;
+	size_t k;
+
+	for (k = 0; k < BIG_CONFIG; k++) {
+		x = x * 1664525u + 1013904223u;
+		out[k] = (char)('a' + (x >> 24) % 26);
+	}
+}
+
+/*
+ * The child: BIG_N checks of BIG_CONFIG bytes in one batch -- several
+ * times the VFS's run and more than SQLite's page cache, so frames spill
+ * before the commit -- with a duplicate id last, so that batch is rolled
+ * back after the spill and run again without it; every check is read
+ * back whole through a read connection; then the process ends as a
+ * SIGKILL would end it (no close, the WAL left as it is).  Exit 0 when
+ * everything was as expected.
+ */
+static void
+big_batch_child(const char *path, bool close_it)
+{
+	static struct counted w[BIG_N + 1];
+	static char cfg[BIG_N][BIG_CONFIG];
+	struct store_sqlite *s;
+	struct store st;
+	struct gate g;
+	struct arena a;
+	struct err e = { 0 };
+	atomic_int all = 0;
+	int i;
+
+	if (store_sqlite_open(&s, path, false, &e) != 0)
+		_exit(10);
+	st = store_sqlite_iface(s);
+	put(s, "01000000000000000000000001", 1000, "a", NULL);
+	gate_close(&g, s);
+	for (i = 0; i <= BIG_N; i++) {
+		char id[64];
+
+		snprintf(id, sizeof(id), "0100000000000000000000%04d",
+		    i < BIG_N ? i + 100 : 1);	/* the last: a duplicate */
+		memset(&w[i], 0, sizeof(w[i]));
+		check_init(&w[i].c, id, "a", "pass", NULL, 0);
+		if (i < BIG_N) {
+			big_config(cfg[i], i);
+			w[i].c.config = cfg[i];
+			w[i].c.config_len = BIG_CONFIG;
+		}
+		w[i].w.c = &w[i].c;
+		w[i].w.done = counted_done;
+		w[i].w.arg = &w[i];
+		w[i].all = &all;
+		if (st.ops->put_check_async(st.self, &w[i].w) != 0)
+			_exit(11);
+	}
+	gate_open(&g);
+	for (i = 0; i < 20000 && atomic_load(&all) < BIG_N + 1; i++)
+		usleep(1000);
+	if (atomic_load(&all) != BIG_N + 1 || w[BIG_N].w.rv != ERR_STORE)
+		_exit(12);
+	arena_init(&a, 8 << 20);
+	for (i = 0; i < BIG_N; i++) {
+		struct store_check got;
+
+		if (w[i].w.rv != 0 || st.ops->get_check(st.self, &got,
+		    w[i].c.id, NULL, &a, &e) != 0 ||
+		    got.config_len != BIG_CONFIG ||
+		    memcmp(got.config, cfg[i], BIG_CONFIG) != 0)
+			_exit(13);
+	}
+	if (close_it)
+		store_sqlite_close(s);	/* checkpoints the WAL away */
+	_exit(0);
+}
+
+/* Every check of big_batch_child is whole in the file at path (read by
+   SQLite's own VFS), and the file passes integrity_check. */
+static void
+big_batch_verify(const char *path)
+{
+	static char want[BIG_CONFIG];
+	char ok[16];
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	int n = 0;
+
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT id, config FROM "
+	    "checks WHERE length(config) > 100 ORDER BY id", -1, &st, NULL),
+	    SQLITE_OK);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		char id[64];
+
+		snprintf(id, sizeof(id), "0100000000000000000000%04d",
+		    n + 100);
+		assert_string_equal((const char *)sqlite3_column_text(st, 0),
+		    id);
+		big_config(want, n);
+		assert_int_equal(sqlite3_column_bytes(st, 1), BIG_CONFIG);
+		assert_memory_equal(sqlite3_column_blob(st, 1), want,
+		    BIG_CONFIG);
+		n++;
+	}
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	assert_int_equal(n, BIG_N);
+	assert_int_equal(sql_long(path, "SELECT count(*) FROM checks"),
+	    BIG_N + 1);
+	assert_int_equal(sql_text(path, "PRAGMA integrity_check", ok,
+	    sizeof(ok)), 1);
+	assert_string_equal(ok, "ok");
+}
+
+/* Run big_batch_child in a process of its own; its exit status. */
+static int
+big_batch_run(const char *path, bool close_it)
+{
+	pid_t pid = fork();
+	int status = -1;
+
+	assert_true(pid >= 0);
+	if (pid == 0)
+		big_batch_child(path, close_it);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+/* What the child committed is in the files, WAL frames and checksums
+   included: with the shared-memory index deleted, SQLite rebuilds it
+   from the WAL alone (what it does after a crash) and finds every
+   check whole. */
+static void
+test_store__big_batches_survive_a_kill(void **state)
+{
+	char path[256], shm[300];
+
+	(void)state;
+	tmp_db(path, sizeof(path));
+	assert_int_equal(big_batch_run(path, false), 0);
+	snprintf(shm, sizeof(shm), "%s-shm", path);
+	unlink(shm);
+	big_batch_verify(path);
+	rm_db(path);
+}
+
+/* Closed, the store checkpoints the WAL into the database and deletes
+   it: the checkpoint's WAL reads go through the read-ahead of
+   server/store_vfs.c, its writes through the write runs, and every check
+   is whole in the database file alone. */
+static void
+test_store__big_batches_checkpoint_whole(void **state)
+{
+	char path[256], wal[300];
+
+	(void)state;
+	tmp_db(path, sizeof(path));
+	assert_int_equal(big_batch_run(path, true), 0);
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	assert_int_equal(access(wal, F_OK), -1);	/* copied, deleted */
+	big_batch_verify(path);
+	rm_db(path);
+}
+
 /* ---- the API on queued writes ----------------------------------------- */
 
 struct waker {
@@ -1052,6 +1227,8 @@ main(void)
 		cmocka_unit_test(test_store__query_plans_never_scan),
 		cmocka_unit_test(test_store__queued_writes_share_a_commit),
 		cmocka_unit_test(test_store__a_failing_check_fails_alone),
+		cmocka_unit_test(test_store__big_batches_survive_a_kill),
+		cmocka_unit_test(test_store__big_batches_checkpoint_whole),
 		cmocka_unit_test(test_store__api_answers_after_the_commit),
 		cmocka_unit_test(test_store__stats_count_findings_and_checks),
 		cmocka_unit_test(test_store__rule_filter_pages_exactly),
