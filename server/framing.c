@@ -1,5 +1,6 @@
 /*
- * server/framing: request headers that must appear at most once (see
+ * server/framing: request headers that must appear at most once, and the
+ * Host names a daemon without authentication answers (see
  * framing.h).
  */
 #include "framing.h"
@@ -70,4 +71,44 @@ framing_problem(struct MHD_Connection *c, const char *version,
 		return 400;
 	*detail = NULL;
 	return 0;
+}
+
+/* framing.h: loopback or an --allowed-host name. */
+bool
+framing_loopback_host(const char *host, const char *const *allowed,
+    size_t nallowed)
+{
+	char name[256];
+	const char *end;
+	size_t n, i;
+
+	if (host[0] == '[') {
+		end = strchr(host, ']');
+		if (end == NULL)
+			return false;
+		n = (size_t)(end - host - 1);
+		if (n >= sizeof(name))
+			return false;
+		memcpy(name, host + 1, n);
+		name[n] = '\0';
+		end++;
+	} else {
+		end = strchr(host, ':');
+		n = end != NULL ? (size_t)(end - host) : strlen(host);
+		if (n >= sizeof(name))
+			return false;
+		memcpy(name, host, n);
+		name[n] = '\0';
+		end = host + n;
+	}
+	if (*end != '\0' && (*end != ':' || strspn(end + 1, "0123456789") !=
+	    strlen(end + 1) || end[1] == '\0'))
+		return false;
+	if (strcasecmp(name, "localhost") == 0 || strcmp(name, "::1") == 0)
+		return true;
+	for (i = 0; i < nallowed; i++)
+		if (strcasecmp(name, allowed[i]) == 0)
+			return true;
+	return strncmp(name, "127.", 4) == 0 && strspn(name, "0123456789.") ==
+	    strlen(name);
 }

@@ -13,6 +13,9 @@
 #ifndef SERVER_FRAMING_H
 #define SERVER_FRAMING_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 #include <microhttpd.h>
 
 /*
@@ -23,5 +26,15 @@
  */
 int framing_problem(struct MHD_Connection *c, const char *version,
     const char **detail);
+
+/*
+ * Is host (a Host header: name or address, then an optional :port) this
+ * machine's loopback, or one of the nallowed names in allowed
+ * (--allowed-host)?  With --auth none a browser on this machine could
+ * otherwise be pointed at the daemon through a name an attacker controls
+ * (DNS rebinding) and read every check as the same origin.
+ */
+bool framing_loopback_host(const char *host, const char *const *allowed,
+    size_t nallowed);
 
 #endif /* SERVER_FRAMING_H */

@@ -360,50 +360,6 @@ check_framing(struct req *r, struct MHD_Connection *c, const char *method,
 	    MHD_YES;
 }
 
-/*
- * Is host (a Host header: name or address, then an optional :port) this
- * machine's loopback?  With --auth none a browser on this machine could
- * otherwise be pointed at the daemon through a name an attacker controls
- * (DNS rebinding) and read every check as the same origin.
- */
-static bool
-loopback_host(const struct http_config *cfg, const char *host)
-{
-	char name[256];
-	const char *end;
-	size_t n, i;
-
-	if (host[0] == '[') {
-		end = strchr(host, ']');
-		if (end == NULL)
-			return false;
-		n = (size_t)(end - host - 1);
-		if (n >= sizeof(name))
-			return false;
-		memcpy(name, host + 1, n);
-		name[n] = '\0';
-		end++;
-	} else {
-		end = strchr(host, ':');
-		n = end != NULL ? (size_t)(end - host) : strlen(host);
-		if (n >= sizeof(name))
-			return false;
-		memcpy(name, host, n);
-		name[n] = '\0';
-		end = host + n;
-	}
-	if (*end != '\0' && (*end != ':' || strspn(end + 1, "0123456789") !=
-	    strlen(end + 1) || end[1] == '\0'))
-		return false;
-	if (strcasecmp(name, "localhost") == 0 || strcmp(name, "::1") == 0)
-		return true;
-	for (i = 0; i < cfg->nallowed_hosts; i++)
-		if (strcasecmp(name, cfg->allowed_hosts[i]) == 0)
-			return true;
-	return strncmp(name, "127.", 4) == 0 && strspn(name, "0123456789.") ==
-	    strlen(name);
-}
-
 /* First call: headers are in, no body yet.  Route once, then decide. */
 static enum MHD_Result
 on_headers(struct req *r, struct MHD_Connection *c, const char *method,
@@ -425,7 +381,8 @@ on_headers(struct req *r, struct MHD_Connection *c, const char *method,
 		const char *host = MHD_lookup_connection_value(c,
 		    MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
 
-		if (host != NULL && !loopback_host(&s->cfg, host)) {
+		if (host != NULL && !framing_loopback_host(host,
+		    s->cfg.allowed_hosts, s->cfg.nallowed_hosts)) {
 			memset(&ar, 0, sizeof(ar));
 			api_problem_host(&ar);
 			r->too_large = true;
