@@ -218,9 +218,7 @@ ep_plugin(const struct rule_ctx *rc)
 long long
 ep_size(const struct rule_ctx *rc)
 {
-	long long ep = cfg_int(rc, "expert_parallel_size", 1);
-
-	return ep > 1 && ep_plugin(rc) ? ep : 1;
+	return ep_plugin(rc) ? rc->plan->ep : 1;	/* the plan's degree */
 }
 
 const struct doc_pair *

@@ -99,7 +99,9 @@ check_ep_rdma(struct rule_ctx *rc)
 }
 
 /* ep.requires_plugin: the key is dropped without its plugin; a warning,
-   never an error about what it would have done (issue 14). */
+   never an error about what it would have done (issue 14).  Without the
+   plugin no model parses the key, so it is read as written (and as
+   core/schema_check.c reads it), not as the plan's degree. */
 static int
 check_ep_requires_plugin(struct rule_ctx *rc)
 {
