@@ -354,6 +354,15 @@ fires_at(const char *text, long gpus, const char *rule)
 	return line;
 }
 
+/* A valid config the value tests add lines to (7 lines). */
+static const char base[] =
+    "base_model: HuggingFaceTB/SmolLM2-135M\n"
+    "learning_rate: 1.0e-4\n"
+    "datasets:\n  - path: mhenrichsen/alpaca_2k_test\n"
+    "    type: alpaca\n"
+    "micro_batch_size: 1\n"
+    "gradient_accumulation_steps: 1\n";
+
 /*
  * Renamed keys are mapped the way Axolotl maps them before its validators
  * look (deprecated_view): the rules of the new name see the old key, and
@@ -362,13 +371,6 @@ fires_at(const char *text, long gpus, const char *rule)
 static void
 test_rules__renamed_keys_are_mapped(void **state)
 {
-	static const char base[] =
-	    "base_model: HuggingFaceTB/SmolLM2-135M\n"
-	    "learning_rate: 1.0e-4\n"
-	    "datasets:\n  - path: mhenrichsen/alpaca_2k_test\n"
-	    "    type: alpaca\n"
-	    "micro_batch_size: 1\n"
-	    "gradient_accumulation_steps: 1\n";	/* 7 lines */
 	char text[1024];
 
 	(void)state;
@@ -405,13 +407,6 @@ test_rules__renamed_keys_are_mapped(void **state)
 static void
 test_rules__values_as_pydantic_parses_them(void **state)
 {
-	static const char base[] =
-	    "base_model: HuggingFaceTB/SmolLM2-135M\n"
-	    "learning_rate: 1.0e-4\n"
-	    "datasets:\n  - path: mhenrichsen/alpaca_2k_test\n"
-	    "    type: alpaca\n"
-	    "micro_batch_size: 1\n"
-	    "gradient_accumulation_steps: 1\n";	/* 7 lines */
 	static const char *const bools[] = { "'TRUE'", "'yes'", "'On'",
 	    "'t'", "'N'", "'0'", "'1'", "'false'" };
 	char text[1024];
@@ -481,13 +476,6 @@ test_rules__values_as_pydantic_parses_them(void **state)
 static void
 test_rules__values_the_before_validators_set(void **state)
 {
-	static const char base[] =
-	    "base_model: HuggingFaceTB/SmolLM2-135M\n"
-	    "learning_rate: 1.0e-4\n"
-	    "datasets:\n  - path: mhenrichsen/alpaca_2k_test\n"
-	    "    type: alpaca\n"
-	    "micro_batch_size: 1\n"
-	    "gradient_accumulation_steps: 1\n";	/* 7 lines */
 	static const char kernels[] = "adapter: lora\nlora_mlp_kernel: true\n"
 	    "trust_remote_code: true\nplugins:\n  - axolotl.integrations."
 	    "kernels.KernelsPlugin\nuse_kernels: true\nuse_scattermoe: true\n";
