@@ -20,6 +20,9 @@
  * and the larger reading is the one an OOM gate must cover), with
  * per_gpu_peak_gib.  The table also gives the unknown rows compared with
  * the nearer of the two figures, to show how much that choice matters.
+ * The hold-out (external.tsv) says in its reading column which counter a
+ * published figure of unknown kind is, from its source; its table gives
+ * those rows against that counter and against per_gpu_peak_gib.
  *
  * Usage: calibrate [-v | -b] [-d] [-t TAU] [SHARED_DIR]  (make calibrate;
  * -v lists every row, -b its breakdown too, -d the fitted parts as TSV)
