@@ -24,8 +24,9 @@
  * published figure of unknown kind is, from its source; its table gives
  * those rows against that counter and against per_gpu_peak_gib.
  *
- * Usage: calibrate [-v | -b] [-d] [-t TAU] [SHARED_DIR]  (make calibrate;
- * -v lists every row, -b its breakdown too, -d the fitted parts as TSV)
+ * Usage: calibrate [-v | -b] [-d] [-f] [-t TAU] [SHARED_DIR]  (make
+ * calibrate; -v lists every row, -b its breakdown too, -d the fitted parts
+ * as TSV, -f each row's held-out residual and candidate features as TSV)
  */
 #include <math.h>
 #include <stdbool.h>
@@ -36,7 +37,9 @@
 
 #include "core/arena.h"
 #include "core/check.h"
+#include "core/doc.h"
 #include "core/estimate.h"
+#include "core/models.h"
 #include "core/plan.h"
 #include "tests/fixture.h"
 
@@ -81,6 +84,7 @@ struct row {
 				   the allocated counter (external.tsv) */
 	double heldout;		/* the cross-validated estimate */
 	struct mem_breakdown b;	/* under the shipped terms (-b) */
+	char feat[768];		/* -f: candidate features, TSV */
 };
 
 static struct row rows[MAX_ROWS];
@@ -299,6 +303,93 @@ column(char **h, size_t n, const char *name)
 	return -1;
 }
 
+
+/* A number's value, or dflt. */
+static double
+estimate_num_or(const struct doc_node *v, double dflt)
+{
+	if (v != NULL && v->kind == DOC_INT)
+		return (double)v->i;
+	if (v != NULL && v->kind == DOC_FLOAT)
+		return v->f;
+	return dflt;
+}
+
+/* -f: the header of the candidate features features() writes. */
+static const char FEAT_HEADER[] =
+    "w_sh\tg_sh\to_sh\tact_sh\tlogit_sh\tbuf_sh\tV\th\tL\tI\tE"
+    "\tmoe\tparams_b\temb16_gib\tlogits32_gib\tmlp_tr_gib"
+    "\tdequant_gib\tlinear_max_gib\tT\tmbs\tseq\tgc\tcce\tliger"
+    "\topt8bit\tpaged\tadapter_fp32\tcapacity\talloc_cap\tstates_gib"
+    "\ttrans_gib\tlora_r\tv5key\tmodel_type";
+
+/*
+ * -f: features a mechanism could make matter, for studying the
+ * residuals outside this tool (estimator5's analysis, docs/estimator.md
+ * section 7): the breakdown's shares of the tensors, the model's shape,
+ * the largest single transient tensors, the switches.
+ */
+static void
+features(struct row *r, const struct report *rep, const struct estimate *e)
+{
+	const struct mem_breakdown *b = &e->breakdown;
+	const struct model_def *m = e->model;
+	const struct doc_node *root = rep->doc->root;
+	const struct plan *p = rep->plan;
+	double a = e->allocated_peak_gib > 0 ? e->allocated_peak_gib : 1;
+	double V = 0, h = 0, L = 0, I = 0, E = 0, Ie = 0, k = 1, N = 0;
+	double T = e->activation_tokens, lin, rr;
+	const char *opt = p->optimizer != NULL ? p->optimizer : "";
+	const struct doc_node *ac = doc_map_value(root,
+	    "peft_autocast_adapter_dtype");
+	bool liger = doc_truthy(doc_map_value(root, "liger_rms_norm")) ||
+	    doc_truthy(doc_map_value(root, "liger_glu_activation")) ||
+	    doc_truthy(doc_map_value(root,
+	    "liger_fused_linear_cross_entropy"));
+	bool cce = doc_seq_has(doc_map_value(root, "plugins"),
+	    "CutCrossEntropy") || doc_truthy(doc_map_value(root,
+	    "cut_cross_entropy"));
+
+	if (m != NULL) {
+		V = (double)m->vocab_size;
+		h = (double)m->hidden_size;
+		L = (double)m->num_hidden_layers;
+		I = (double)m->intermediate_size;
+		E = (double)m->num_experts;
+		Ie = (double)m->moe_intermediate_size;
+		k = m->num_experts_per_tok > 0 ?
+		    (double)m->num_experts_per_tok : 1;
+		N = (double)m->total_params;
+	}
+	/* The largest linear a layer dequantizes (QLoRA: one Linear4bit's
+	   bf16 weight at a time): the MLP's, or the attention's h x h. */
+	lin = (E > 0 && Ie > 0 ? (I > Ie ? I : Ie) : I) * h;
+	if (h * h > lin)
+		lin = h * h;
+	rr = estimate_num_or(doc_map_value(root, "lora_r"), 0);
+	snprintf(r->feat, sizeof(r->feat),
+	    "%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.0f\t%.0f\t%.0f\t%.0f"
+	    "\t%.0f\t%d\t%.2f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.0f\t%lld"
+	    "\t%lld\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f\t%.3f\t%.3f\t%.3f"
+	    "\t%.0f\t%d\t%s",
+	    b->weights_gib / a, b->gradients_gib / a, b->optimizer_gib / a,
+	    b->activations_gib / a, b->logits_gib / a, b->buffers_gib / a,
+	    V, h, L, I, E, E > 0, N / 1e9,
+	    V * h * (m != NULL && m->tie_word_embeddings == 1 ? 1 : 2) * 2 /
+	    GIB, T * V * 4 / GIB,
+	    T * (E > 0 && Ie > 0 ? k * Ie : I) * 2 / GIB,
+	    p->load_in_4bit || p->load_in_8bit ? lin * 2 / GIB : 0,
+	    lin * 2 / GIB, T, p->micro_batch_size, p->sequence_len,
+	    p->gradient_checkpointing, cce, liger,
+	    strstr(opt, "8bit") != NULL, strstr(opt, "paged") != NULL,
+	    p->adapter != NULL && !(ac != NULL && ac->kind == DOC_BOOL &&
+	    !ac->b), e->capacity_gib, e->allocated_peak_gib / e->capacity_gib,
+	    b->weights_gib + b->gradients_gib + b->optimizer_gib,
+	    e->churn_gib, rr, doc_map_value(root, "quantize_moe_experts") !=
+	    NULL || doc_map_value(root, "lora_target_parameters") != NULL,
+	    m != NULL && m->model_type != NULL ? m->model_type : "-");
+}
+
 /* Run the real check on config text (+ extra) for row r. */
 static int
 load_row(struct row *r, const char *text, const char *extra, long gpus,
@@ -341,6 +432,7 @@ load_row(struct row *r, const char *text, const char *extra, long gpus,
 		    (strcmp(r->strategy, "zero") == 0 &&
 		    rep->plan->zero_stage == 3);
 
+		features(r, rep, &est);
 		r->alloc = est.allocated_peak_gib;
 		r->stat = b->weights_gib + b->gradients_gib + b->optimizer_gib;
 		r->trans = est.churn_gib + (sharded ? 0 : b->buffers_gib);
@@ -415,7 +507,7 @@ int
 main(int argc, char **argv)
 {
 	const char *shared = NULL;
-	bool verbose = false, terms = false, dump = false;
+	bool verbose = false, terms = false, dump = false, feats = false;
 	bool in[MAX_ROWS] = { false }, all[MAX_ROWS] = { false };
 	char *meas, *mine, *cur, *h[32];
 	char families[MAX_FAMILIES][32];
@@ -433,6 +525,8 @@ main(int argc, char **argv)
 			verbose = terms = true;
 		else if (strcmp(argv[k], "-d") == 0)
 			dump = true;
+		else if (strcmp(argv[k], "-f") == 0)
+			feats = true;
 		else if (strcmp(argv[k], "-t") == 0 && k + 1 < argc)
 			PINBALL_TAU = strtod(argv[++k], NULL);
 		else
@@ -543,6 +637,23 @@ main(int argc, char **argv)
 		    rows[i].counter, rows[i].multi, rows[i].measured,
 		    rows[i].alloc, rows[i].stat, rows[i].trans, rows[i].coll,
 		    rows[i].capacity, rows[i].heldout);
+	/* -f: each row's held-out residual and candidate features. */
+	if (feats)
+		printf("F\tid\tfamily\tstrategy\tadapter\treading\tflagged"
+		    "\tpacked\tv4\tmeasured\talloc\theldout\tresid\t%s\n",
+		    FEAT_HEADER);
+	for (i = 0; feats && i < nrows; i++)
+		if (rows[i].known)
+			printf("F\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%.3f"
+			    "\t%.3f\t%.3f\t%.4f\t%s\n", rows[i].id,
+			    rows[i].family, rows[i].strategy, rows[i].adapter,
+			    rows[i].kind == K_ALLOCATED ? "allocated" :
+			    rows[i].counter ? "counter" : "device",
+			    rows[i].flagged, rows[i].packed,
+			    rows[i].linear_experts, rows[i].measured,
+			    rows[i].alloc, rows[i].heldout,
+			    log(rows[i].measured / rows[i].heldout),
+			    rows[i].feat);
 	printf("memory-measured.tsv: %zu rows with an example config, %zu "
 	    "without an estimate, %zu model families\n\n", nrows, missing,
 	    nfam);
