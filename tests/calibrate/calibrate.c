@@ -321,7 +321,7 @@ static const char FEAT_HEADER[] =
     "\tmoe\tparams_b\temb16_gib\tlogits32_gib\tmlp_tr_gib"
     "\tdequant_gib\tlinear_max_gib\tT\tmbs\tseq\tgc\tcce\tliger"
     "\topt8bit\tpaged\tadapter_fp32\tcapacity\talloc_cap\tstates_gib"
-    "\ttrans_gib\tlora_r\tv5key\tmodel_type";
+    "\ttrans_gib\tlora_r\tv5key\tq8\tmodel_type";
 
 /*
  * -f: features a mechanism could make matter, for studying the
@@ -371,7 +371,7 @@ features(struct row *r, const struct report *rep, const struct estimate *e)
 	    "%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.0f\t%.0f\t%.0f\t%.0f"
 	    "\t%.0f\t%d\t%.2f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.0f\t%lld"
 	    "\t%lld\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f\t%.3f\t%.3f\t%.3f"
-	    "\t%.0f\t%d\t%s",
+	    "\t%.0f\t%d\t%d\t%s",
 	    b->weights_gib / a, b->gradients_gib / a, b->optimizer_gib / a,
 	    b->activations_gib / a, b->logits_gib / a, b->buffers_gib / a,
 	    V, h, L, I, E, E > 0, N / 1e9,
@@ -387,7 +387,7 @@ features(struct row *r, const struct report *rep, const struct estimate *e)
 	    b->weights_gib + b->gradients_gib + b->optimizer_gib,
 	    e->churn_gib, rr, doc_map_value(root, "quantize_moe_experts") !=
 	    NULL || doc_map_value(root, "lora_target_parameters") != NULL,
-	    m != NULL && m->model_type != NULL ? m->model_type : "-");
+	    p->load_in_8bit, m != NULL && m->model_type != NULL ? m->model_type : "-");
 }
 
 /* Run the real check on config text (+ extra) for row r. */

@@ -53,6 +53,7 @@ FEATURES = [
     ("log_params", "ln parameters"),
     ("cce", "Cut Cross Entropy"),
     ("liger", "Liger kernels"),
+    ("q8", "8-bit base (LLM.int8)"),
     ("opt8bit", "8-bit optimizer"),
     ("paged", "paged optimizer"),
     ("adapter_fp32", "fp32 adapters"),
