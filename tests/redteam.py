@@ -24,6 +24,11 @@
  7. /metrics without a metrics token under --auth token: every team's
     verdict and rule counts together, so only this machine's loopback
     may read them (a client on another address gets 401);
+ 8. amplification: a request whose answer (and stored check) is many
+    times its size, on every route and format that writes a report: a
+    suppression reason every suppressed finding repeats, a plugins list
+    every suggestion repeats; an answer is at most twice the request plus
+    a fixed 2 MiB;
 
 Usage: tests/redteam.py PREFLIGHT_BIN SHARED_DIR
 Prints 'N passed, N failed'; exits non-zero on any failure.
@@ -38,7 +43,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pflib import check, rss_kib, summary  # noqa: E402
+from pflib import check, ci_headers, rss_kib, summary  # noqa: E402
 import security  # noqa: E402  (reads the same argv)
 
 BIN, SHARED = sys.argv[1], sys.argv[2]
@@ -545,13 +550,127 @@ def test_metrics_off_loopback(d):
         s.stop()
 
 
+# ---- 8. amplification ----------------------------------------------------
+
+def amp_bound(n):
+    """The most an answer to a request of n bytes may hold."""
+    return 2 * n + (2 << 20)
+
+
+def reason_config(nkeys, reason):
+    """nkeys unknown keys on one line, all suppressed by one marker whose
+    reason is `reason`: each suppressed finding carries the reason."""
+    keys = ", ".join("z%d: 1" % i for i in range(nkeys))
+    return ("{base_model: meta-llama/Llama-3.1-8B, micro_batch_size: 1, "
+            "gradient_accumulation_steps: 1, learning_rate: 0.0002, "
+            "datasets: [{path: a, type: alpaca}], " + keys + "}  "
+            "# preflight: ignore[schema.unknown_key_dropped] " + reason +
+            "\n")
+
+
+def big_plugins_config(size):
+    """A run five suggestions fix (8 GPUs), each adding Cut Cross Entropy
+    to a plugins list of about `size` bytes."""
+    head = FULL_FT.replace("micro_batch_size: 4", "micro_batch_size: 8") \
+        .replace("sequence_len: 4096", "sequence_len: 8192") + "plugins:\n"
+    n = (size - len(head)) // 19
+    return head + "".join("  - org.p%07d.P\n" % i for i in range(n))
+
+
+def amp_post(s, path, body, headers, ids, timeout=60):
+    """Status and length of the answer to one POST; the id of a stored
+    check (a JSON answer) is appended to ids."""
+    import http.client
+    c = http.client.HTTPConnection("127.0.0.1", s.port, timeout=timeout)
+    c.request("POST", path, body, headers)
+    r = c.getresponse()
+    data = r.read()
+    c.close()
+    if r.status == 201 and data.startswith(b"{"):
+        i = json.loads(data).get("id")  # not in SARIF, say
+        if i is not None:
+            ids.append(i)
+    return r.status, len(data)
+
+
+def test_amplification(d):
+    s = Server(d, "--auth", "token",
+               env={"PREFLIGHT_CI_SECRET": security.SECRET})
+    tok = s.token("red")
+    ids = []
+    yaml_h = {"Content-Type": "application/yaml",
+              "Authorization": "Bearer " + tok}
+    cases = [("a 100 KB suppression reason on 1,100 findings",
+              reason_config(1100, "r" * 100000).encode(), "gpus=8"),
+             ("a 900 KB plugins list five suggestions repeat",
+              big_plugins_config(900000).encode(), "gpus=8"),
+             ("450 unknown keys of 1,000 tabs (each escaped in JSON)",
+              (FULL_FT + "".join('"%s%d": 1\n' % ("\t" * 1000, i)
+                                 for i in range(450))).encode(), "gpus=8")]
+    for what, cfg, q in cases:
+        for path in ("/v1/checks?dry_run=true&", "/v1/checks?",
+                     "/v1/estimate?"):
+            st, n = amp_post(s, path + q, cfg, yaml_h, ids)
+            check("%s (%d KB): POST %s -> %d, %d KB (at most %d KB)" % (
+                  what, len(cfg) >> 10, path.rstrip("?&"), st, n >> 10,
+                  amp_bound(len(cfg)) >> 10), st in (200, 201) and
+                  n <= amp_bound(len(cfg)), (st, n))
+        raw = json.dumps({"config": cfg.decode(), "source": {
+            "repo": "org/ml", "path": "a.yaml"}, "context": {
+            "world_size": 8}}).encode()
+        for fmt in ("json", "sarif", "github", "gitlab"):
+            h = ci_headers(security.SECRET, raw, "format=" + fmt)
+            h["Content-Type"] = "application/json"
+            st, n = amp_post(s, "/v1/ci/checks?format=" + fmt, raw, h,
+                             ids)
+            check("... POST /v1/ci/checks?format=%s -> %d, %d KB (at most "
+                  "%d KB)" % (fmt, st, n >> 10, amp_bound(len(raw)) >> 10),
+                  st in (200, 201) and n <= amp_bound(len(raw)), (st, n))
+    # The stored checks read back are as small (the CI ones are the CI
+    # team's: an admin reads them).
+    tok = s.token("ops", admin=True)
+    sizes = []
+    for i in ids:
+        c = s.conn(60)
+        c.request("GET", "/v1/checks/" + i,
+                  headers={"Authorization": "Bearer " + tok})
+        sizes.append(len(c.getresponse().read()))
+        c.close()
+    check("... the %d stored checks read back at most 3 MiB each (%s KB)"
+          % (len(ids), [n >> 10 for n in sizes]), len(ids) >= 4 and
+          max(sizes) <= 3 << 20, sizes)
+    s.stop()
+    # What the cuts keep: the reason (cut, marked), the CCE suggestion
+    # with every plugin.
+    p = subprocess.run([BIN, "check", "-", "--gpus", "8", "--format",
+                        "json"], input=reason_config(50, "why " * 500),
+                       capture_output=True, text=True, timeout=60)
+    j = json.loads(p.stdout) if p.stdout else {}
+    rs = set(f.get("reason") for f in j.get("suppressed", []))
+    want = ("why " * 500).rstrip()[:240] + "..."
+    check("a 2,000-byte reason is kept cut to its first 240 bytes and "
+          "'...' (%s bytes)" % sorted(len(r) for r in rs), rs == {want},
+          (rs, want))
+    cfg = big_plugins_config(20000)
+    p = subprocess.run([BIN, "check", "-", "--gpus", "8", "--format",
+                        "json"], input=cfg, capture_output=True, text=True,
+                       timeout=60)
+    j = json.loads(p.stdout) if p.stdout else {}
+    sets = [json.dumps(x["set"]) for x in j.get("suggestions", [])]
+    last = cfg.rstrip("\n").rsplit("- ", 1)[1]
+    full = [x for x in sets if "CutCrossEntropyPlugin" in x and last in x]
+    check("... a 20 KB plugins list: %d suggestions, one with Cut Cross "
+          "Entropy and every plugin (%d)" % (len(sets), len(full)),
+          len(sets) >= 2 and len(full) == 1, sets[:2])
+
+
 def main():
     d = tempfile.mkdtemp(prefix="preflight-redteam-")
     cases = [test_slowloris_many_addresses, test_plugins_suggestions,
              test_fsdp_config_keys, test_suppression_markers,
              test_text_injection, test_duplicate_headers,
              test_refused_requests_freed, test_non_utf8_parameters,
-             test_metrics_off_loopback]
+             test_metrics_off_loopback, test_amplification]
     only = os.environ.get("REDTEAM_ONLY")
     try:
         for case in cases:
