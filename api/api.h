@@ -208,6 +208,10 @@ void api_framing_problem(struct api_resp *resp, int status,
    retry_s (formatted into a). */
 void api_quota_problem(struct api_resp *resp, int retry_s, struct arena *a);
 
+/* Fill resp with the 429 of a team with as many requests waiting for a
+   place (server/http.c admit()) as it may have; Retry-After: 1. */
+void api_busy_problem(struct api_resp *resp);
+
 /* Fill resp with the 413 problem for a body over max_body bytes. */
 void api_too_large(struct api_resp *resp, size_t max_body);
 

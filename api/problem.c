@@ -149,6 +149,16 @@ api_quota_problem(struct api_resp *resp, int retry_s, struct arena *a)
 }
 
 void
+api_busy_problem(struct api_resp *resp)
+{
+	api_problem(resp, 429, "too-many-at-once", "Too Many Requests", NULL,
+	    "this team has as many requests waiting as it may have (64, "
+	    "each served when one of its --quota-at-once is done); retry "
+	    "in 1 s");
+	api_header(resp, "Retry-After", "1");
+}
+
+void
 api_auth_problem(struct api_resp *resp, int status)
 {
 	if (status == 429) {

@@ -35,6 +35,7 @@
 #include "server/auth.h"
 #include "server/deadline.h"
 #include "server/framing.h"
+#include "server/limits.h"
 #include "server/log.h"
 #include "server/metrics.h"
 #include "server/quota.h"
@@ -53,6 +54,7 @@ struct http_server {
 				   (under mu) */
 	unsigned suspended;	/* connections waiting for their write */
 	bool stopping;		/* http_stop: no more suspensions */
+	struct gate *gate;	/* requests of a team at once (limits.h) */
 	uint16_t port;
 	bool quiesced;
 };
@@ -72,6 +74,7 @@ struct req {
 	char request_id[72];
 	char team[65];		/* who is calling (auth) */
 	bool admin;
+	bool entered;		/* holds a place of its team (gate_enter) */
 	struct api_route rt;	/* the route, matched once (first call) */
 	const char *query;	/* into uri, after the '?' ("" if none) */
 	bool close;		/* answer with Connection: close */
@@ -149,6 +152,15 @@ body_reserve(struct req *r, size_t cap)
 	return ok;
 }
 
+/* r is answered or dropped: its team's place passes on (limits.h). */
+static void
+leave(struct req *r)
+{
+	if (r->entered)
+		gate_leave(r->s->gate, r->team);
+	r->entered = false;
+}
+
 /* Free r: on_completed(), or closing a connection MHD refused it on. */
 static void
 req_drop(void *arg)
@@ -157,6 +169,7 @@ req_drop(void *arg)
 	struct http_server *s = r->s;
 
 	/* Dropped after its write was done but before it was answered. */
+	leave(r);
 	api_pending_free(&r->resp);
 	api_resp_fini(&r->resp);
 	arena_fini(&r->arena);
@@ -285,6 +298,7 @@ respond(struct req *r, struct MHD_Connection *c, const char *method,
 	if (r->s->cfg.quota != NULL && ar->status == 201)
 		quota_charge(r->s->cfg.quota, r->team, ar->stored_bytes);
 	/* Headers are copied by MHD; the report was last read above. */
+	leave(r);
 	arena_fini(&r->arena);
 	body_free(r);
 	ok = MHD_queue_response(c, (unsigned)ar->status, resp);
@@ -501,6 +515,7 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 	struct http_server *s = cls;
 	struct req *r = *req_cls;
 	struct api_req *ar;
+	enum gate_verdict v;
 
 	(void)url;
 	if (r == NULL)
@@ -561,6 +576,18 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 		    "bodies as it may (--body-memory); retry shortly", 2);
 		cors(r, c, &r->resp);
 		return respond(r, c, method, &r->resp);
+	}
+	if ((r->rt.access == ACCESS_TEAM || r->rt.access == ACCESS_CI) &&
+	    r->rt.status == 0 && !r->entered) {
+		v = gate_enter(s->gate, r->team, c, &r->entered);
+		if (v == GATE_PARKED)
+			return MHD_YES;	/* called again once resumed */
+		if (v == GATE_FULL) {
+			memset(&r->resp, 0, sizeof(r->resp));
+			api_busy_problem(&r->resp);
+			cors(r, c, &r->resp);
+			return respond(r, c, method, &r->resp);
+		}
 	}
 	ar = &r->ar;
 	memset(ar, 0, sizeof(*ar));
@@ -668,6 +695,7 @@ http_start(struct http_server **out, const struct http_config *cfg,
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
 	s->dl = deadline_new(cfg->conn_timeout, cfg->conn_limit);
+	s->gate = gate_new(cfg->at_once, HTTP_PARK_MAX);
 	memset(tls, 0, sizeof(tls));
 	tls[0].option = tls[1].option = tls[2].option = tls[3].option =
 	    MHD_OPTION_END;
@@ -698,6 +726,7 @@ http_start(struct http_server **out, const struct http_config *cfg,
 	    MHD_OPTION_END);
 	if (s->d == NULL) {
 		deadline_free(s->dl);
+		gate_free(s->gate);
 		pthread_cond_destroy(&s->cv);
 		pthread_mutex_destroy(&s->mu);
 		free(s);
@@ -749,6 +778,7 @@ http_stop(struct http_server *s)
 	/* MHD cannot stop with a connection suspended: from now on a
 	   request waits for its write in answer(), and the suspended ones
 	   are resumed by the writer (the store closes after this). */
+	gate_open(s->gate);	/* parked requests are served now */
 	pthread_mutex_lock(&s->mu);
 	s->stopping = true;
 	while (s->suspended > 0)
@@ -756,6 +786,7 @@ http_stop(struct http_server *s)
 	pthread_mutex_unlock(&s->mu);
 	MHD_stop_daemon(s->d);
 	deadline_free(s->dl);
+	gate_free(s->gate);
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->mu);
 	free(s);

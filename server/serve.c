@@ -325,6 +325,7 @@ http_setup(struct http_config *hc, const struct serve_opts *o,
 	hc->allowed_hosts = o->hosts;
 	hc->nallowed_hosts = o->nhosts;
 	hc->quota = quota;
+	hc->at_once = strcmp(o->auth, "token") == 0 ? o->quota_at_once : 0;
 	hc->conn_timeout = o->conn_timeout;
 	hc->conn_memory = 64 * 1024;
 	hc->threads = o->threads;

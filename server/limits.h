@@ -1,0 +1,55 @@
+/*
+ * server/limits: how many requests of one team are served at once.
+ *
+ * Four request threads serve every team.  Without a limit per team, one
+ * token's flood of its most expensive checks (~150 ms each for a 1 MB
+ * config), from as many addresses as it likes, keeps every thread busy,
+ * and another team's request waits behind the flood on its connection's
+ * thread (4.2 s measured).  Here a team has at most `at_once` requests
+ * being served (from the body's arrival to the answer being queued); the
+ * next ones are parked: their connections are suspended, holding no
+ * thread, and resumed in arrival order as the team's own requests finish.
+ * A team with `park_max` parked already is refused (429).  Thread-safe.
+ */
+#ifndef SERVER_LIMITS_H
+#define SERVER_LIMITS_H
+
+#include <stdbool.h>
+
+#include <microhttpd.h>
+
+struct gate;
+
+enum gate_verdict {
+	GATE_RUN,		/* serve it now */
+	GATE_PARKED,		/* suspended; served when resumed */
+	GATE_FULL		/* the team has park_max parked: 429 */
+};
+
+/* A gate; at_once 0: no limit (gate_enter always runs).  NULL when out
+   of memory. */
+struct gate *gate_new(unsigned at_once, unsigned park_max);
+
+/* Free g (no request may be parked: gate_open first). */
+void gate_free(struct gate *g);
+
+/*
+ * A request of team on connection c wants serving.  GATE_RUN with
+ * *entered true (it holds one of the team's places: gate_leave once it
+ * is answered or dropped) or false (not counted: no limit, out of
+ * memory, or the gate is open); GATE_PARKED: c is suspended, and when
+ * it is resumed *entered is already true; GATE_FULL: nothing taken.
+ * entered must live until then (the request's own flag).
+ */
+enum gate_verdict gate_enter(struct gate *g, const char *team,
+    struct MHD_Connection *c, bool *entered);
+
+/* A request of team that entered is done: its place passes to the first
+   parked request of team (resumed), or back to the team. */
+void gate_leave(struct gate *g, const char *team);
+
+/* Stopping: resume every parked request (served past the limit), and
+   park none from now on. */
+void gate_open(struct gate *g);
+
+#endif /* SERVER_LIMITS_H */
