@@ -75,6 +75,7 @@ struct req {
 	char team[65];		/* who is calling (auth) */
 	bool admin;
 	bool entered;		/* holds a place of its team (gate_enter) */
+	size_t unread;		/* its answer's bytes, counted until sent */
 	struct api_route rt;	/* the route, matched once (first call) */
 	const char *query;	/* into uri, after the '?' ("" if none) */
 	bool close;		/* answer with Connection: close */
@@ -170,6 +171,7 @@ req_drop(void *arg)
 
 	/* Dropped after its write was done but before it was answered. */
 	leave(r);
+	gate_unread(s->gate, r->team, -(long long)r->unread);
 	api_pending_free(&r->resp);
 	api_resp_fini(&r->resp);
 	arena_fini(&r->arena);
@@ -271,6 +273,8 @@ respond(struct req *r, struct MHD_Connection *c, const char *method,
 		api_resp_fini(ar);
 		return MHD_NO;
 	}
+	r->unread = ar->body != NULL ? ar->body_len : 0;	/* until sent */
+	gate_unread(r->s->gate, r->team, (long long)r->unread);
 	ar->body = NULL;	/* MHD owns it now */
 	if (ar->content_type != NULL)
 		MHD_add_response_header(resp, "Content-Type",
@@ -582,9 +586,11 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 		v = gate_enter(s->gate, r->team, c, &r->entered);
 		if (v == GATE_PARKED)
 			return MHD_YES;	/* called again once resumed */
-		if (v == GATE_FULL) {
+		if (v != GATE_RUN) {
 			memset(&r->resp, 0, sizeof(r->resp));
-			api_busy_problem(&r->resp);
+			api_busy_problem(&r->resp, v == GATE_FULL ?
+			    API_BUSY_WAITING : v == GATE_UNREAD ?
+			    API_BUSY_UNREAD : API_BUSY_UNREAD_ALL);
 			cors(r, c, &r->resp);
 			return respond(r, c, method, &r->resp);
 		}
@@ -695,7 +701,7 @@ http_start(struct http_server **out, const struct http_config *cfg,
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
 	s->dl = deadline_new(cfg->conn_timeout, cfg->conn_limit);
-	s->gate = gate_new(cfg->at_once, HTTP_PARK_MAX);
+	s->gate = gate_new(cfg->at_once, HTTP_PARK_MAX, cfg->body_memory / 4);
 	memset(tls, 0, sizeof(tls));
 	tls[0].option = tls[1].option = tls[2].option = tls[3].option =
 	    MHD_OPTION_END;

@@ -14,7 +14,8 @@
 /* A team with requests being served. */
 struct running {
 	char team[65];
-	unsigned n;
+	unsigned n;		/* requests holding a place */
+	unsigned long long unread;	/* answer bytes queued, not read */
 	struct running *next;
 };
 
@@ -29,13 +30,15 @@ struct parked {
 struct gate {
 	pthread_mutex_t mu;	/* everything below */
 	unsigned at_once, park_max;
+	unsigned long long unread_max;	/* per team; 4x: all teams */
+	unsigned long long unread;	/* all teams */
 	bool open;		/* stopping: no more parking */
 	struct running *teams;
 	struct parked *first, *last;
 };
 
 struct gate *
-gate_new(unsigned at_once, unsigned park_max)
+gate_new(unsigned at_once, unsigned park_max, size_t unread_max)
 {
 	struct gate *g = calloc(1, sizeof(*g));
 
@@ -43,6 +46,7 @@ gate_new(unsigned at_once, unsigned park_max)
 		return NULL;
 	g->at_once = at_once;
 	g->park_max = park_max;
+	g->unread_max = unread_max;
 	pthread_mutex_init(&g->mu, NULL);
 	return g;
 }
@@ -72,6 +76,34 @@ find(struct gate *g, const char *team)
 		if (strcmp(t->team, team) == 0)
 			return t;
 	return NULL;
+}
+
+/* team's entry, created; NULL when out of memory (under mu). */
+static struct running *
+get(struct gate *g, const char *team)
+{
+	struct running *t = find(g, team);
+
+	if (t == NULL && (t = calloc(1, sizeof(*t))) != NULL) {
+		snprintf(t->team, sizeof(t->team), "%s", team);
+		t->next = g->teams;
+		g->teams = t;
+	}
+	return t;
+}
+
+/* Free t once nothing of it is left (under mu). */
+static void
+forget(struct gate *g, struct running *t)
+{
+	struct running **tp;
+
+	if (t == NULL || t->n > 0 || t->unread > 0)
+		return;
+	for (tp = &g->teams; *tp != t; tp = &(*tp)->next)
+		;
+	*tp = t->next;
+	free(t);
 }
 
 /* Park c at the end of the list: false when out of memory or the team
@@ -108,22 +140,24 @@ gate_enter(struct gate *g, const char *team, struct MHD_Connection *c,
 	struct running *t;
 
 	*entered = false;
-	if (g == NULL || g->at_once == 0)
+	if (g == NULL)
 		return GATE_RUN;
 	pthread_mutex_lock(&g->mu);
-	t = find(g, team);
-	if (t == NULL && (t = calloc(1, sizeof(*t))) != NULL) {
-		snprintf(t->team, sizeof(t->team), "%s", team);
-		t->next = g->teams;
-		g->teams = t;
-	}
+	t = get(g, team);
 	if (t == NULL || g->open)
 		v = GATE_RUN;	/* served, not counted */
+	else if (g->unread_max > 0 && t->unread >= g->unread_max)
+		v = GATE_UNREAD;
+	else if (g->unread_max > 0 && g->unread >= 4 * g->unread_max)
+		v = GATE_UNREAD_ALL;
+	else if (g->at_once == 0)
+		v = GATE_RUN;
 	else if (t->n < g->at_once) {
 		t->n++;
 		*entered = true;
 	} else
 		v = park(g, team, c, entered) ? GATE_PARKED : GATE_FULL;
+	forget(g, t);
 	pthread_mutex_unlock(&g->mu);
 	return v;
 }
@@ -132,10 +166,10 @@ void
 gate_leave(struct gate *g, const char *team)
 {
 	struct parked *p, *prev = NULL;
-	struct running *t, **tp;
+	struct running *t;
 	struct MHD_Connection *resume = NULL;
 
-	if (g == NULL || g->at_once == 0)
+	if (g == NULL)
 		return;
 	pthread_mutex_lock(&g->mu);
 	for (p = g->first; p != NULL; prev = p, p = p->next)
@@ -152,15 +186,38 @@ gate_leave(struct gate *g, const char *team)
 		*p->entered = true;
 		resume = p->c;
 		free(p);
-	} else if ((t = find(g, team)) != NULL && t->n > 0 && --t->n == 0) {
-		for (tp = &g->teams; *tp != t; tp = &(*tp)->next)
-			;
-		*tp = t->next;
-		free(t);
+	} else if ((t = find(g, team)) != NULL && t->n > 0) {
+		t->n--;
+		forget(g, t);
 	}
 	pthread_mutex_unlock(&g->mu);
 	if (resume != NULL)
 		MHD_resume_connection(resume);
+}
+
+void
+gate_unread(struct gate *g, const char *team, long long bytes)
+{
+	struct running *t;
+
+	if (g == NULL || g->unread_max == 0 || bytes == 0)
+		return;
+	pthread_mutex_lock(&g->mu);
+	t = get(g, team);
+	if (t != NULL && bytes > 0) {
+		t->unread += (unsigned long long)bytes;
+		g->unread += (unsigned long long)bytes;
+	} else if (t != NULL) {
+		/* Never below zero (an answer counted while t was lost to
+		   a failed allocation). */
+		unsigned long long b = (unsigned long long)-bytes;
+
+		b = b < t->unread ? b : t->unread;
+		t->unread -= b;
+		g->unread -= b;
+		forget(g, t);
+	}
+	pthread_mutex_unlock(&g->mu);
 }
 
 void

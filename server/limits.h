@@ -9,12 +9,20 @@
  * being served (from the body's arrival to the answer being queued); the
  * next ones are parked: their connections are suspended, holding no
  * thread, and resumed in arrival order as the team's own requests finish.
- * A team with `park_max` parked already is refused (429).  Thread-safe.
+ * A team with `park_max` parked already is refused (429).
+ *
+ * Answers are held in memory until their client has read them: a client
+ * that asks and never reads pins one answer per connection (2 MB for a
+ * check with 1,000 long findings; 300 such connections held 180 MiB).  A
+ * team whose unread answers reach `unread_max` bytes, or any team while
+ * all of them reach four times that, is refused until its clients read
+ * (429 and 503).  Thread-safe.
  */
 #ifndef SERVER_LIMITS_H
 #define SERVER_LIMITS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include <microhttpd.h>
 
@@ -23,12 +31,15 @@ struct gate;
 enum gate_verdict {
 	GATE_RUN,		/* serve it now */
 	GATE_PARKED,		/* suspended; served when resumed */
-	GATE_FULL		/* the team has park_max parked: 429 */
+	GATE_FULL,		/* the team has park_max parked: 429 */
+	GATE_UNREAD,		/* the team's unread answers: 429 */
+	GATE_UNREAD_ALL		/* every team's unread answers: 503 */
 };
 
-/* A gate; at_once 0: no limit (gate_enter always runs).  NULL when out
-   of memory. */
-struct gate *gate_new(unsigned at_once, unsigned park_max);
+/* A gate; at_once 0: no limit on places; unread_max 0: none on unread
+   answers.  NULL when out of memory. */
+struct gate *gate_new(unsigned at_once, unsigned park_max,
+    size_t unread_max);
 
 /* Free g (no request may be parked: gate_open first). */
 void gate_free(struct gate *g);
@@ -47,6 +58,10 @@ enum gate_verdict gate_enter(struct gate *g, const char *team,
 /* A request of team that entered is done: its place passes to the first
    parked request of team (resumed), or back to the team. */
 void gate_leave(struct gate *g, const char *team);
+
+/* An answer of bytes for team was queued (bytes > 0), or has been read
+   or dropped (its negative). */
+void gate_unread(struct gate *g, const char *team, long long bytes);
 
 /* Stopping: resume every parked request (served past the limit), and
    park none from now on. */

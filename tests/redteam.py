@@ -32,7 +32,10 @@
  9. one team holding every request thread: a flood of the most expensive
     checks from one token, over many source addresses, must leave other
     teams answered within a second (at most --quota-at-once requests of a
-    team are served at once, the rest 429 + Retry-After);
+    team are served at once, the rest wait their turn);
+ 10. answers nobody reads: 600 connections each asking for a 2 MB stored
+    check and never reading must not pin 600 answers in memory (nor keep
+    the server busy building them);
 
 Usage: tests/redteam.py PREFLIGHT_BIN SHARED_DIR
 Prints 'N passed, N failed'; exits non-zero on any failure.
@@ -796,6 +799,62 @@ def test_team_at_once(d):
               mean < 0.25 and over <= 1, lat)
 
 
+# ---- 10. answers nobody reads ------------------------------------------
+
+def test_unread_answers(d):
+    """Each answer is held until its client reads it: one client with 600
+    connections, each asking for a 2 MB stored check and reading nothing,
+    made the daemon build 2,400 of them (the server 10 s+ behind) and hold
+    them (329 MiB for 300 connections)."""
+    import socket
+    s = Server(d, "--auth", "token", "--max-connections", "2000")
+    red = s.token("red")
+    cfg = FULL_FT + "".join('"%s%d": 1\n' % ("\t" * 1000, i)
+                            for i in range(930))
+    st, _, j = s.request("POST", "/v1/checks?gpus=8", cfg,
+                         {"Content-Type": "application/yaml"}, red,
+                         timeout=60)
+    check("a check whose report is ~2 MB is stored (%d)" % st, st == 201,
+          st)
+    if st != 201:
+        s.stop()
+        return
+    req = ("GET /v1/checks/%s HTTP/1.1\r\nHost: localhost\r\n"
+           "Authorization: Bearer %s\r\n\r\n" % (j["id"], red)).encode()
+    before = rss_kib(s.proc.pid)
+    socks = []
+    for i in range(600):
+        k = socket.socket()
+        k.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        try:
+            k.bind(("127.0.%d.%d" % (5 + i // 60, 1 + i % 60), 0))
+            k.connect(("127.0.0.1", s.port))
+            k.sendall(req * 4)
+        except OSError:
+            pass
+        socks.append(k)
+    time.sleep(3)
+    grew = (rss_kib(s.proc.pid) - before) / 1024
+    t0 = time.time()
+    try:
+        st, _, _ = s.request("GET", "/healthz", timeout=10)
+    except OSError:
+        st = None
+    took = time.time() - t0
+    for k in socks:
+        k.close()
+    s.stop()
+    refused = s.log_text().count('"status":429')
+    check("600 connections asking for a 2 MB check, reading nothing: the "
+          "team is refused once its unread answers reach a quarter of "
+          "--body-memory (%d refused), /healthz answers in %.2f s" %
+          (refused, took), st == 200 and took < 5 and refused > 0,
+          (st, took, refused))
+    if "/san/" not in BIN:
+        check("... and the daemon grew %.0f MiB (< 256, the "
+              "--body-memory figure)" % grew, grew < 256, grew)
+
+
 def main():
     d = tempfile.mkdtemp(prefix="preflight-redteam-")
     cases = [test_slowloris_many_addresses, test_plugins_suggestions,
@@ -803,7 +862,7 @@ def main():
              test_text_injection, test_duplicate_headers,
              test_refused_requests_freed, test_non_utf8_parameters,
              test_metrics_off_loopback, test_amplification,
-             test_team_at_once]
+             test_team_at_once, test_unread_answers]
     only = os.environ.get("REDTEAM_ONLY")
     try:
         for case in cases:
