@@ -8,7 +8,9 @@
  * the body of an attacker's check); two Host lines on which name was
  * asked for; two Authorization lines on who is asking.  RFC 9112 sections
  * 3.2 and 6.3 make the first three an error; the fourth is one too here.
- * The other framing rules of RFC 9112 the daemon enforces live here too.
+ * The other framing rules of RFC 9112 the daemon enforces live here too,
+ * and the refusal of folded header lines (obs-fold), which libmicrohttpd
+ * joins to the header's name (see framing.c).
  */
 #ifndef SERVER_FRAMING_H
 #define SERVER_FRAMING_H

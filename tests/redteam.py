@@ -386,6 +386,31 @@ def test_duplicate_headers(d):
                                b"Connection: close\r\n\r\n" % len(body) +
                                body)
     check("the same request with one of each -> 200", st == 200, buf[:200])
+    # Folded header lines (obs-fold): libmicrohttpd joined the fold to the
+    # header's name, framing the request with no Content-Length or
+    # Transfer-Encoding where a proxy that unfolds sees one.
+    folded = [
+        ("Transfer-Encoding folded onto a second line",
+         head + b"Transfer-Encoding:\r\n chunked\r\n\r\n%x\r\n" %
+         len(body) + body + b"\r\n0\r\n\r\n"),
+        ("Content-Length continued on a second line",
+         head + b"Content-Length: %d\r\n 0\r\n\r\n" % len(body) + body),
+        ("Transfer-Encoding: chunked continued with ', gzip'",
+         head + b"Transfer-Encoding: chunked\r\n , gzip\r\n\r\n%x\r\n" %
+         len(body) + body + b"\r\n0\r\n\r\n"),
+        ("Authorization folded after 'Bearer'",
+         b"GET /v1/checks HTTP/1.1\r\nHost: localhost\r\n"
+         b"Authorization: Bearer\r\n\t" + red.encode() + b"\r\n\r\n"),
+        ("another header folded into a name with a space",
+         b"GET /v1/checks HTTP/1.1\r\nHost: localhost\r\nAuthorization: "
+         b"Bearer " + red.encode() + b"\r\nX-A: b\r\n c d\r\n\r\n"),
+    ]
+    for what, data in folded:
+        st, closed, buf = send_raw(s, data)
+        check("%s -> 400 bad-framing and closed (got %s%s)" % (
+              what, st, ", closed" if closed else ""), st == 400 and
+              closed and b"bad-framing" in buf and
+              buf.count(b"HTTP/1.1 ") == 1, buf[:300])
     s.stop()
 
 
