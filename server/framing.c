@@ -150,3 +150,26 @@ framing_loopback_host(const char *host, const char *const *allowed,
 	return strncmp(name, "127.", 4) == 0 && strspn(name, "0123456789.") ==
 	    strlen(name);
 }
+
+static ssize_t
+no_body(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	(void)cls;
+	(void)pos;
+	(void)buf;
+	(void)max;
+	return MHD_CONTENT_READER_END_OF_STREAM;
+}
+
+/* framing.h: HTTP/1.0 framing (no chunks) and closed after. */
+struct MHD_Response *
+framing_head_response(void)
+{
+	struct MHD_Response *r = MHD_create_response_from_callback(
+	    MHD_SIZE_UNKNOWN, 4096, no_body, NULL, NULL);
+
+	if (r != NULL)
+		MHD_set_response_options(r, MHD_RF_HTTP_1_0_COMPATIBLE_STRICT,
+		    MHD_RO_END);
+	return r;
+}

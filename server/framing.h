@@ -39,4 +39,14 @@ int framing_problem(struct MHD_Connection *c, const char *version,
 bool framing_loopback_host(const char *host, const char *const *allowed,
     size_t nallowed);
 
+/*
+ * A HEAD answer: GET's status and headers, no body, no length, and the
+ * connection closed after it.  Without a length libmicrohttpd 0.9.75
+ * frames an HTTP/1.1 answer chunked and sends the last chunk ("0\r\n\r\n")
+ * even for HEAD, which a client or a proxy pooling connections reads as
+ * the start of the next answer on the connection.  NULL when out of
+ * memory.
+ */
+struct MHD_Response *framing_head_response(void);
+
 #endif /* SERVER_FRAMING_H */

@@ -234,17 +234,6 @@ set_request_id(struct req *r, struct MHD_Connection *c)
 		snprintf(r->request_id + 2 * i, 3, "%02x", rnd[i]);
 }
 
-/* A HEAD answer: GET's status and headers, no body and no length. */
-static ssize_t
-no_body(void *cls, uint64_t pos, char *buf, size_t max)
-{
-	(void)cls;
-	(void)pos;
-	(void)buf;
-	(void)max;
-	return MHD_CONTENT_READER_END_OF_STREAM;
-}
-
 /*
  * Queue ar.  Everything the request held (its arena, up to
  * request_memory, and its body) is released before the response is
@@ -261,8 +250,7 @@ respond(struct req *r, struct MHD_Connection *c, const char *method,
 
 	if (strcmp(method, "HEAD") == 0) {
 		api_resp_fini(ar);
-		resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN,
-		    4096, no_body, NULL, NULL);
+		resp = framing_head_response();
 	} else {
 		resp = MHD_create_response_from_buffer(ar->body_len,
 		    ar->body != NULL ? ar->body : (char *)(uintptr_t)"",

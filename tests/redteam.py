@@ -36,6 +36,9 @@
  10. answers nobody reads: 600 connections each asking for a 2 MB stored
     check and never reading must not pin 600 answers in memory (nor keep
     the server busy building them);
+ 11. HEAD answers: libmicrohttpd framed a HEAD answer without a length as
+    chunked and sent its last chunk, bytes a client or a proxy pooling
+    connections reads as the start of the next answer;
 
 Usage: tests/redteam.py PREFLIGHT_BIN SHARED_DIR
 Prints 'N passed, N failed'; exits non-zero on any failure.
@@ -880,6 +883,43 @@ def test_unread_answers(d):
               "--body-memory figure)" % grew, grew < 256, grew)
 
 
+# ---- 11. HEAD answers --------------------------------------------------
+
+def test_head_framing(d):
+    s = Server(d, "--auth", "token", "--connection-timeout", "3")
+    red = s.token("red")
+    st, _, j = s.request("POST", "/v1/checks?name=a.yaml", CFG,
+                         {"Content-Type": "application/yaml"}, red)
+    auth = b"Authorization: Bearer " + red.encode() + b"\r\n"
+    for path in ("/healthz", "/v1/checks", "/v1/checks/" + j["id"],
+                 "/v1/configs/a.yaml/checks", "/v1/rules", "/",
+                 "/ui/app.js"):
+        gst, _, _ = s.request("GET", path, token=red)
+        k = s.raw(timeout=5)
+        k.sendall(b"HEAD " + path.encode() + b" HTTP/1.1\r\nHost: "
+                  b"localhost\r\n" + auth + b"\r\nGET /healthz HTTP/1.1"
+                  b"\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        buf = b""
+        k.settimeout(5)
+        try:
+            while True:
+                got = k.recv(65536)
+                if not got:
+                    break
+                buf += got
+        except OSError:
+            pass
+        k.close()
+        head, _, rest = buf.partition(b"\r\n\r\n")
+        hst = int(head.split(b" ", 2)[1]) if head.startswith(b"HTTP/1.") \
+            else None
+        check("HEAD %s -> %s as GET (%d); what follows its head is nothing "
+              "or the next answer (%r)" % (path, hst, gst, rest[:12]),
+              hst == gst and (rest == b"" or rest.startswith(b"HTTP/1.1 ")),
+              buf[:400])
+    s.stop()
+
+
 def main():
     d = tempfile.mkdtemp(prefix="preflight-redteam-")
     cases = [test_slowloris_many_addresses, test_plugins_suggestions,
@@ -887,7 +927,7 @@ def main():
              test_text_injection, test_duplicate_headers,
              test_refused_requests_freed, test_non_utf8_parameters,
              test_metrics_off_loopback, test_amplification,
-             test_team_at_once, test_unread_answers]
+             test_team_at_once, test_unread_answers, test_head_framing]
     only = os.environ.get("REDTEAM_ONLY")
     try:
         for case in cases:
