@@ -158,8 +158,9 @@ api_busy_problem(struct api_resp *resp, enum api_busy why)
 	}
 	if (why == API_BUSY_UNREAD)
 		api_problem(resp, 429, "too-many-unread", "Too Many Requests",
-		    NULL, "this team's clients have not read answers of a "
-		    "quarter of --body-memory yet; read them, then retry");
+		    NULL, "this team holds a quarter of --body-memory in "
+		    "bodies being sent and answers not yet read; retry once "
+		    "its clients have read them");
 	else
 		api_problem(resp, 429, "too-many-at-once",
 		    "Too Many Requests", NULL, "this team has as many "

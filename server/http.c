@@ -129,6 +129,7 @@ body_free(struct req *r)
 		pthread_mutex_lock(&r->s->mu);
 		r->s->body_bytes -= r->cap;
 		pthread_mutex_unlock(&r->s->mu);
+		gate_hold(r->s->gate, r->team, -(long long)r->cap, false);
 	}
 	free(r->body);
 	r->body = NULL;
@@ -144,12 +145,16 @@ body_reserve(struct req *r, size_t cap)
 	size_t more = cap - r->cap;
 	bool ok;
 
+	if (!gate_hold(s->gate, r->team, (long long)more, true))
+		return false;	/* this team's quarter (limits.h) */
 	pthread_mutex_lock(&s->mu);
 	ok = s->cfg.body_memory == 0 || s->body_bytes + more <=
 	    s->cfg.body_memory;
 	if (ok)
 		s->body_bytes += more;
 	pthread_mutex_unlock(&s->mu);
+	if (!ok)
+		gate_hold(s->gate, r->team, -(long long)more, false);
 	return ok;
 }
 
@@ -171,7 +176,7 @@ req_drop(void *arg)
 
 	/* Dropped after its write was done but before it was answered. */
 	leave(r);
-	gate_unread(s->gate, r->team, -(long long)r->unread);
+	gate_hold(s->gate, r->team, -(long long)r->unread, false);
 	api_pending_free(&r->resp);
 	api_resp_fini(&r->resp);
 	arena_fini(&r->arena);
@@ -262,7 +267,7 @@ respond(struct req *r, struct MHD_Connection *c, const char *method,
 		return MHD_NO;
 	}
 	r->unread = ar->body != NULL ? ar->body_len : 0;	/* until sent */
-	gate_unread(r->s->gate, r->team, (long long)r->unread);
+	gate_hold(r->s->gate, r->team, (long long)r->unread, false);
 	ar->body = NULL;	/* MHD owns it now */
 	if (ar->content_type != NULL)
 		MHD_add_response_header(resp, "Content-Type",
@@ -548,6 +553,8 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 				pthread_mutex_lock(&s->mu);
 				s->body_bytes -= cap - r->cap;
 				pthread_mutex_unlock(&s->mu);
+				gate_hold(s->gate, r->team,
+				    -(long long)(cap - r->cap), false);
 				return MHD_NO;
 			}
 			r->body = nb;

@@ -15,7 +15,7 @@
 struct running {
 	char team[65];
 	unsigned n;		/* requests holding a place */
-	unsigned long long unread;	/* answer bytes queued, not read */
+	unsigned long long unread;	/* bodies and unread answers */
 	struct running *next;
 };
 
@@ -195,16 +195,21 @@ gate_leave(struct gate *g, const char *team)
 		MHD_resume_connection(resume);
 }
 
-void
-gate_unread(struct gate *g, const char *team, long long bytes)
+bool
+gate_hold(struct gate *g, const char *team, long long bytes, bool check)
 {
 	struct running *t;
+	bool ok = true;
 
 	if (g == NULL || g->unread_max == 0 || bytes == 0)
-		return;
+		return true;
 	pthread_mutex_lock(&g->mu);
 	t = get(g, team);
-	if (t != NULL && bytes > 0) {
+	if (t != NULL && bytes > 0 && check &&
+	    t->unread + (unsigned long long)bytes > g->unread_max) {
+		ok = false;
+		forget(g, t);
+	} else if (t != NULL && bytes > 0) {
 		t->unread += (unsigned long long)bytes;
 		g->unread += (unsigned long long)bytes;
 	} else if (t != NULL) {
@@ -218,6 +223,7 @@ gate_unread(struct gate *g, const char *team, long long bytes)
 		forget(g, t);
 	}
 	pthread_mutex_unlock(&g->mu);
+	return ok;
 }
 
 void

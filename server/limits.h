@@ -11,12 +11,15 @@
  * thread, and resumed in arrival order as the team's own requests finish.
  * A team with `park_max` parked already is refused (429).
  *
- * Answers are held in memory until their client has read them: a client
- * that asks and never reads pins one answer per connection (2 MB for a
- * check with 1,000 long findings; 300 such connections held 180 MiB).  A
- * team whose unread answers reach `unread_max` bytes, or any team while
- * all of them reach four times that, is refused until its clients read
- * (429 and 503).  Thread-safe.
+ * Memory is held for a team by the request bodies it is sending and by
+ * its answers until its clients have read them: a client that asks and
+ * never reads pins one answer per connection (2 MB for a check with
+ * 1,000 long findings; 600 such connections grew the daemon 560 MiB), and
+ * slow uploads of one team filled the bodies' budget every team shares.
+ * A team holding `unread_max` bytes has its next body refused (503 from
+ * http.c) and its next requests too (429), and every team's requests are
+ * refused (503) while all teams hold four times that, until clients read
+ * or send.  Thread-safe.
  */
 #ifndef SERVER_LIMITS_H
 #define SERVER_LIMITS_H
@@ -32,8 +35,8 @@ enum gate_verdict {
 	GATE_RUN,		/* serve it now */
 	GATE_PARKED,		/* suspended; served when resumed */
 	GATE_FULL,		/* the team has park_max parked: 429 */
-	GATE_UNREAD,		/* the team's unread answers: 429 */
-	GATE_UNREAD_ALL		/* every team's unread answers: 503 */
+	GATE_UNREAD,		/* the team holds unread_max bytes: 429 */
+	GATE_UNREAD_ALL		/* all teams hold 4 x unread_max: 503 */
 };
 
 /* A gate; at_once 0: no limit on places; unread_max 0: none on unread
@@ -59,9 +62,13 @@ enum gate_verdict gate_enter(struct gate *g, const char *team,
    parked request of team (resumed), or back to the team. */
 void gate_leave(struct gate *g, const char *team);
 
-/* An answer of bytes for team was queued (bytes > 0), or has been read
-   or dropped (its negative). */
-void gate_unread(struct gate *g, const char *team, long long bytes);
+/*
+ * Hold bytes more for team (a body growing, an answer queued), or give
+ * back -bytes (freed, read, dropped).  With check, bytes > 0 are refused
+ * (false, nothing held) when the team would hold more than unread_max.
+ */
+bool gate_hold(struct gate *g, const char *team, long long bytes,
+    bool check);
 
 /* Stopping: resume every parked request (served past the limit), and
    park none from now on. */

@@ -33,9 +33,10 @@
     checks from one token, over many source addresses, must leave other
     teams answered within a second (at most --quota-at-once requests of a
     team are served at once, the rest wait their turn);
- 10. answers nobody reads: 600 connections each asking for a 2 MB stored
+ 10. memory one team holds: 600 connections each asking for a 2 MB stored
     check and never reading must not pin 600 answers in memory (nor keep
-    the server busy building them);
+    the server busy building them), and one team's unfinished uploads
+    must not take the request-body budget every team shares;
  11. HEAD answers: libmicrohttpd framed a HEAD answer without a length as
     chunked and sent its last chunk, bytes a client or a proxy pooling
     connections reads as the start of the next answer;
@@ -881,6 +882,32 @@ def test_unread_answers(d):
     if "/san/" not in BIN:
         check("... and the daemon grew %.0f MiB (< 256, the "
               "--body-memory figure)" % grew, grew < 256, grew)
+    # One team's 300 unfinished 1 MiB uploads (6 addresses) held the
+    # whole --body-memory: every other team's body was a 503.
+    s = Server(d, "--auth", "token", "--max-connections", "2000")
+    red, blue = s.token("red"), s.token("blue")
+    socks = []
+    for i in range(300):
+        k = socket.socket()
+        try:
+            k.bind(("127.0.%d.%d" % (30 + i // 50, 1 + i % 50), 0))
+            k.connect(("127.0.0.1", s.port))
+            k.sendall(b"POST /v1/checks?dry_run=true HTTP/1.1\r\nHost: "
+                      b"localhost\r\nAuthorization: Bearer " +
+                      red.encode() + b"\r\nContent-Type: application/yaml"
+                      b"\r\nContent-Length: 1048576\r\n\r\n" +
+                      b"#" * 900000)
+        except OSError:
+            pass
+        socks.append(k)
+    time.sleep(1)
+    st, _, j = s.request("POST", "/v1/checks?dry_run=true", CFG,
+                         {"Content-Type": "application/yaml"}, blue)
+    for k in socks:
+        k.close()
+    s.stop()
+    check("one team sending 300 bodies of 1 MiB and never finishing: "
+          "another team's check is answered (%d)" % st, st == 200, (st, j))
 
 
 # ---- 11. HEAD answers --------------------------------------------------
