@@ -696,7 +696,7 @@ http_start(struct http_server **out, const struct http_config *cfg,
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
 	s->dl = deadline_new(cfg->conn_timeout, cfg->conn_limit);
-	s->gate = gate_new(cfg->at_once, HTTP_PARK_MAX, cfg->body_memory / 4);
+	s->gate = gate_new(cfg->at_once, HTTP_PARK_MAX, cfg->team_memory);
 	memset(tls, 0, sizeof(tls));
 	tls[0].option = tls[1].option = tls[2].option = tls[3].option =
 	    MHD_OPTION_END;

@@ -43,6 +43,8 @@ struct http_config {
 				   limit */
 	unsigned at_once;	/* requests of one team served at once, the
 				   rest parked (server/limits.h); 0: none */
+	size_t team_memory;	/* bodies and unread answers one team may
+				   hold (server/limits.h); 0: none */
 	bool loopback_only;	/* --auth none on loopback: refuse a Host
 				   that is not a loopback name (DNS
 				   rebinding) ... */

@@ -326,6 +326,9 @@ http_setup(struct http_config *hc, const struct serve_opts *o,
 	hc->nallowed_hosts = o->nhosts;
 	hc->quota = quota;
 	hc->at_once = strcmp(o->auth, "token") == 0 ? o->quota_at_once : 0;
+	/* One tenant without tokens: its quarter would only shrink it. */
+	hc->team_memory = o->body_memory /
+	    (strcmp(o->auth, "token") == 0 ? 4 : 1);
 	hc->conn_timeout = o->conn_timeout;
 	hc->conn_memory = 64 * 1024;
 	hc->threads = o->threads;
