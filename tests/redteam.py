@@ -711,20 +711,21 @@ def expensive_config():
     return cfg[:cfg.rindex("\n") + 1].encode()
 
 
-def first_status(k, timeout=10):
-    """The status of the first answer on socket k (its head only)."""
-    k.settimeout(timeout)
-    buf = b""
+def post_as(s, tok, body, source, path="/v1/checks?dry_run=true&gpus=1"):
+    """POST body as tok's team from address source: (status or "reset",
+    Retry-After, the answer)."""
+    import http.client
+    c = http.client.HTTPConnection("127.0.0.1", s.port, timeout=120,
+                                   source_address=(source, 0))
     try:
-        while b"\r\n\r\n" not in buf:
-            got = k.recv(4096)
-            if not got:
-                break
-            buf += got
+        c.request("POST", path, body, {"Content-Type": "application/yaml",
+                                       "Authorization": "Bearer " + tok})
+        r = c.getresponse()
+        return r.status, r.getheader("Retry-After"), r.read()
     except OSError:
-        pass
-    return int(buf.split(b" ", 2)[1]) if buf.startswith(b"HTTP/1.") \
-        else None
+        return "reset", None, b""   # refused before the body was sent
+    finally:
+        c.close()
 
 
 def test_team_at_once(d):
@@ -737,21 +738,8 @@ def test_team_at_once(d):
     got = []
 
     def one(i):
-        import http.client
-        c = http.client.HTTPConnection(
-            "127.0.0.1", s.port, timeout=120,
-            source_address=("127.0.3.%d" % (1 + i % 4), 0))
-        try:
-            c.request("POST", "/v1/checks?dry_run=true&gpus=1", cfg,
-                      {"Content-Type": "application/yaml",
-                       "Authorization": "Bearer " + red})
-            r = c.getresponse()
-            body = r.read()
-            got.append((r.status, r.getheader("Retry-After"),
-                        b"too-many-at-once" in body))
-        except OSError:
-            got.append(("reset", None, False))
-        c.close()
+        st, retry, body = post_as(s, red, cfg, "127.0.3.%d" % (1 + i % 4))
+        got.append((st, retry, b"too-many-at-once" in body))
     ts = [threading.Thread(target=one, args=(i,)) for i in range(100)]
     for t in ts:
         t.start()
@@ -782,20 +770,9 @@ def test_team_at_once(d):
     codes = {}
 
     def flood(i):
-        import http.client
         while not stop.is_set():
-            c = http.client.HTTPConnection(
-                "127.0.0.1", s.port, timeout=30,
-                source_address=("127.0.4.%d" % (1 + i % 4), 0))
-            try:
-                c.request("POST", "/v1/checks?dry_run=true&gpus=1", cfg,
-                          {"Content-Type": "application/yaml",
-                           "Authorization": "Bearer " + red})
-                st = c.getresponse().status
-            except OSError:
-                st = "reset"
+            st = post_as(s, red, cfg, "127.0.4.%d" % (1 + i % 4))[0]
             codes[st] = codes.get(st, 0) + 1
-            c.close()
     ts = [threading.Thread(target=flood, args=(i,)) for i in range(48)]
     for t in ts:
         t.start()
