@@ -426,7 +426,8 @@ on_headers(struct req *r, struct MHD_Connection *c, const char *method,
 		return refuse(r, c, method, v);
 	if (r->rt.status == 0 && s->cfg.quota != NULL &&
 	    strcmp(method, "POST") == 0 &&
-	    (retry = quota_admit(s->cfg.quota, r->team)) > 0) {
+	    (retry = quota_admit(s->cfg.quota, r->team,
+	    r->rt.access != ACCESS_CI)) > 0) {
 		memset(&ar, 0, sizeof(ar));
 		api_quota_problem(&ar, retry, &r->arena);
 		cors(r, c, &ar);
@@ -495,6 +496,8 @@ answer(struct req *r, struct MHD_Connection *c, const char *method)
 		pthread_mutex_unlock(&s->mu);
 		api_finish(s->api, &r->ar, &r->resp);
 	}
+	if (r->rt.access == ACCESS_CI && r->resp.status != 401)
+		quota_admit(s->cfg.quota, r->team, true);	/* signed */
 	if (r->rt.access == ACCESS_CI && r->resp.status == 401) {
 		ci = MHD_get_connection_info(c,
 		    MHD_CONNECTION_INFO_CLIENT_ADDRESS);

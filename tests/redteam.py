@@ -40,6 +40,9 @@
  11. HEAD answers: libmicrohttpd framed a HEAD answer without a length as
     chunked and sent its last chunk, bytes a client or a proxy pooling
     connections reads as the start of the next answer;
+ 12. the CI team's budget spent by anyone: unsigned POSTs to /v1/ci/checks
+    (no secret needed) took the CI team's checks per minute, so its real,
+    signed deliveries got 429;
 
 Usage: tests/redteam.py PREFLIGHT_BIN SHARED_DIR
 Prints 'N passed, N failed'; exits non-zero on any failure.
@@ -924,6 +927,36 @@ def test_head_framing(d):
     s.stop()
 
 
+# ---- 12. the CI team's budget spent by anyone ----------------------------
+
+def test_ci_quota_unsigned(d):
+    s = Server(d, "--auth", "token", "--quota-checks-per-minute", "100",
+               env={"PREFLIGHT_CI_SECRET": security.SECRET})
+    bad = {"Content-Type": "application/json", "X-Preflight-Timestamp": "1",
+           "X-Preflight-Delivery": "x", "X-Preflight-Signature": "sha256=00"}
+    codes = {}
+    for i in range(150):
+        st, _, _ = s.request("POST", "/v1/ci/checks", b"{}", bad,
+                             source="127.0.9.%d" % (1 + i % 10))
+        codes[st] = codes.get(st, 0) + 1
+    raw = json.dumps({"config": CFG, "source": {"repo": "org/ml",
+                      "path": "a.yaml"}}).encode()
+
+    def signed():
+        h = ci_headers(security.SECRET, raw, "")
+        h["Content-Type"] = "application/json"
+        return s.request("POST", "/v1/ci/checks", raw, h)
+    st, _, j = signed()
+    check("150 unsigned CI posts from 10 addresses (%s), then a signed "
+          "delivery -> 201 (got %d)" % (codes, st), st == 201 and
+          set(codes) == {401}, (codes, st, j))
+    sts = [signed()[0] for _ in range(110)]
+    check("... signed deliveries still spend the CI team's 100 a minute "
+          "(%d stored, then %d 429)" % (sts.count(201), sts.count(429)),
+          sts[:99] == [201] * 99 and 429 in sts, sts)
+    s.stop()
+
+
 def main():
     d = tempfile.mkdtemp(prefix="preflight-redteam-")
     cases = [test_slowloris_many_addresses, test_plugins_suggestions,
@@ -931,7 +964,8 @@ def main():
              test_text_injection, test_duplicate_headers,
              test_refused_requests_freed, test_non_utf8_parameters,
              test_metrics_off_loopback, test_amplification,
-             test_team_at_once, test_unread_answers, test_head_framing]
+             test_team_at_once, test_unread_answers, test_head_framing,
+             test_ci_quota_unsigned]
     only = os.environ.get("REDTEAM_ONLY")
     try:
         for case in cases:
