@@ -111,6 +111,28 @@ framing_problem(struct MHD_Connection *c, const char *version,
 	return 0;
 }
 
+/* framing.h: 1-64 of [A-Za-z0-9._:-]. */
+bool
+framing_request_id_ok(const char *v)
+{
+	size_t n, i;
+
+	if (v == NULL)
+		return false;
+	n = strlen(v);
+	if (n == 0 || n > 64)
+		return false;
+	for (i = 0; i < n; i++) {
+		char ch = v[i];
+
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		    (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' ||
+		    ch == '.' || ch == ':'))
+			return false;
+	}
+	return true;
+}
+
 /* framing.h: loopback or an --allowed-host name. */
 bool
 framing_loopback_host(const char *host, const char *const *allowed,

@@ -49,4 +49,8 @@ bool framing_loopback_host(const char *host, const char *const *allowed,
  */
 struct MHD_Response *framing_head_response(void);
 
+/* Whether a caller's X-Request-Id (or NULL) may be echoed: 1-64
+   letters, digits and . _ : - (nothing a log or a header could split). */
+bool framing_request_id_ok(const char *v);
+
 #endif /* SERVER_FRAMING_H */

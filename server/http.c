@@ -121,6 +121,14 @@ uri_logger(void *cls, const char *uri, struct MHD_Connection *c)
 	return r;
 }
 
+/* Whose bodies r's counts against (limits.h): its team's, but not the CI
+   team's, whose requests anyone can send unsigned (NULL: none). */
+static const char *
+body_owner(const struct req *r)
+{
+	return r->rt.access == ACCESS_CI ? NULL : r->team;
+}
+
 /* Free r's body and give its bytes back to the server's budget. */
 static void
 body_free(struct req *r)
@@ -129,7 +137,7 @@ body_free(struct req *r)
 		pthread_mutex_lock(&r->s->mu);
 		r->s->body_bytes -= r->cap;
 		pthread_mutex_unlock(&r->s->mu);
-		gate_hold(r->s->gate, r->team, -(long long)r->cap, false);
+		gate_hold(r->s->gate, body_owner(r), -(long long)r->cap, false);
 	}
 	free(r->body);
 	r->body = NULL;
@@ -145,7 +153,7 @@ body_reserve(struct req *r, size_t cap)
 	size_t more = cap - r->cap;
 	bool ok;
 
-	if (!gate_hold(s->gate, r->team, (long long)more, true))
+	if (!gate_hold(s->gate, body_owner(r), (long long)more, true))
 		return false;	/* this team's quarter (limits.h) */
 	pthread_mutex_lock(&s->mu);
 	ok = s->cfg.body_memory == 0 || s->body_bytes + more <=
@@ -154,7 +162,7 @@ body_reserve(struct req *r, size_t cap)
 		s->body_bytes += more;
 	pthread_mutex_unlock(&s->mu);
 	if (!ok)
-		gate_hold(s->gate, r->team, -(long long)more, false);
+		gate_hold(s->gate, body_owner(r), -(long long)more, false);
 	return ok;
 }
 
@@ -200,28 +208,6 @@ on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 	*req_cls = NULL;
 }
 
-/* A caller's X-Request-Id is echoed when it is 1-64 safe characters. */
-static bool
-valid_request_id(const char *v)
-{
-	size_t n, i;
-
-	if (v == NULL)
-		return false;
-	n = strlen(v);
-	if (n == 0 || n > 64)
-		return false;
-	for (i = 0; i < n; i++) {
-		char ch = v[i];
-
-		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-		    (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' ||
-		    ch == '.' || ch == ':'))
-			return false;
-	}
-	return true;
-}
-
 static void
 set_request_id(struct req *r, struct MHD_Connection *c)
 {
@@ -230,7 +216,7 @@ set_request_id(struct req *r, struct MHD_Connection *c)
 	unsigned char rnd[12];
 	size_t i;
 
-	if (valid_request_id(v)) {
+	if (framing_request_id_ok(v)) {
 		snprintf(r->request_id, sizeof(r->request_id), "%s", v);
 		return;
 	}
@@ -556,7 +542,7 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 				pthread_mutex_lock(&s->mu);
 				s->body_bytes -= cap - r->cap;
 				pthread_mutex_unlock(&s->mu);
-				gate_hold(s->gate, r->team,
+				gate_hold(s->gate, body_owner(r),
 				    -(long long)(cap - r->cap), false);
 				return MHD_NO;
 			}

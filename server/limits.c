@@ -201,7 +201,7 @@ gate_hold(struct gate *g, const char *team, long long bytes, bool check)
 	struct running *t;
 	bool ok = true;
 
-	if (g == NULL || g->unread_max == 0 || bytes == 0)
+	if (g == NULL || team == NULL || g->unread_max == 0 || bytes == 0)
 		return true;
 	pthread_mutex_lock(&g->mu);
 	t = get(g, team);

@@ -66,6 +66,7 @@ void gate_leave(struct gate *g, const char *team);
  * Hold bytes more for team (a body growing, an answer queued), or give
  * back -bytes (freed, read, dropped).  With check, bytes > 0 are refused
  * (false, nothing held) when the team would hold more than unread_max.
+ * team NULL: nobody's (true, nothing counted).
  */
 bool gate_hold(struct gate *g, const char *team, long long bytes,
     bool check);
