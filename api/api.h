@@ -208,6 +208,14 @@ void api_framing_problem(struct api_resp *resp, int status,
    retry_s (formatted into a). */
 void api_quota_problem(struct api_resp *resp, int retry_s, struct arena *a);
 
+/* Why a team's request is refused before it is served (server/limits.h):
+   as many of its requests waiting for a place as it may have (429), as
+   many bytes of its answers unread (429), or of every team's (503). */
+enum api_busy { API_BUSY_WAITING, API_BUSY_UNREAD, API_BUSY_UNREAD_ALL };
+
+/* Fill resp with the problem of why; Retry-After: 1 (503: 2). */
+void api_busy_problem(struct api_resp *resp, enum api_busy why);
+
 /* Fill resp with the 413 problem for a body over max_body bytes. */
 void api_too_large(struct api_resp *resp, size_t max_body);
 

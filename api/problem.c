@@ -149,6 +149,27 @@ api_quota_problem(struct api_resp *resp, int retry_s, struct arena *a)
 }
 
 void
+api_busy_problem(struct api_resp *resp, enum api_busy why)
+{
+	if (why == API_BUSY_UNREAD_ALL) {
+		api_unavailable(resp, "the server holds as many unread "
+		    "answers as it may (--body-memory); retry shortly", 2);
+		return;
+	}
+	if (why == API_BUSY_UNREAD)
+		api_problem(resp, 429, "too-many-unread", "Too Many Requests",
+		    NULL, "this team holds a quarter of --body-memory in "
+		    "bodies being sent and answers not yet read; retry once "
+		    "its clients have read them");
+	else
+		api_problem(resp, 429, "too-many-at-once",
+		    "Too Many Requests", NULL, "this team has as many "
+		    "requests waiting as it may have (64, each served when "
+		    "one of its --quota-at-once is done); retry in 1 s");
+	api_header(resp, "Retry-After", "1");
+}
+
+void
 api_auth_problem(struct api_resp *resp, int status)
 {
 	if (status == 429) {

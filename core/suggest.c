@@ -484,6 +484,7 @@ suggest_run(struct report *r, const struct context *ctx,
 	struct suggestion found[48], *out;
 	size_t nk, nf = 0, i, size, want;
 	unsigned mask;
+	bool big;
 	double lowest = est != NULL ? est->per_gpu_peak_gib : 0;
 	int rv;
 
@@ -520,8 +521,16 @@ suggest_run(struct report *r, const struct context *ctx,
 		}
 	qsort(found, nf, sizeof(found[0]), by_speed);
 	want = est->fits ? 3 : SUGGEST_MAX;
-	if (nf > want)
-		nf = want;
+	for (i = 0, size = 0, big = false; i < nf && size < want; i++) {
+		/* One set over SUGGEST_BIG_SET at most (see there). */
+		if (strlen(found[i].set_json) > SUGGEST_BIG_SET) {
+			if (big)
+				continue;
+			big = true;
+		}
+		found[size++] = found[i];
+	}
+	nf = size;
 	out = ARENA_NEW(a, struct suggestion, nf > 0 ? nf : 1);
 	if (out == NULL)
 		return err_set(e, ERR_NOMEM, NULL, "request memory budget "

@@ -58,7 +58,7 @@ _preflight() {
 	check)
 		words="--gpus --world-size --nodes --gpu --interconnect --torch --gpu-memory-gib --host-memory-gib --dataset-tokens --model-config --hf-cache --deepspeed-config --format --min-severity --verbose --fail-on --ignore --policy --no-policy --axolotl-only --help" ;;
 	serve)
-		words="-n --listen --db --auth --insecure-no-auth --max-body --request-memory --body-memory --retain-days --durability --cors-origin --allowed-host --log --max-connections --max-connections-per-address --connection-timeout --threads --metrics-token --metrics-token-file --quota-checks-per-minute --quota-bytes-per-day --query-budget-ms --quick-check-interval --ci-secret-file --ci-team --tls-cert --tls-key --policy --hf-cache --help" ;;
+		words="-n --listen --db --auth --insecure-no-auth --max-body --request-memory --body-memory --retain-days --durability --cors-origin --allowed-host --log --max-connections --max-connections-per-address --connection-timeout --threads --metrics-token --metrics-token-file --quota-checks-per-minute --quota-bytes-per-day --quota-at-once --query-budget-ms --quick-check-interval --ci-secret-file --ci-team --tls-cert --tls-key --policy --hf-cache --help" ;;
 	rules|explain)
 		if [ "$cmd" = rules ]; then words="--format --help"; else words="--help"; fi
 		if [[ $cur != -* ]] && [ -x "$(command -v "${COMP_WORDS[0]}")" ]; then

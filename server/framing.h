@@ -8,7 +8,9 @@
  * the body of an attacker's check); two Host lines on which name was
  * asked for; two Authorization lines on who is asking.  RFC 9112 sections
  * 3.2 and 6.3 make the first three an error; the fourth is one too here.
- * The other framing rules of RFC 9112 the daemon enforces live here too.
+ * The other framing rules of RFC 9112 the daemon enforces live here too,
+ * and the refusal of folded header lines (obs-fold), which libmicrohttpd
+ * joins to the header's name (see framing.c).
  */
 #ifndef SERVER_FRAMING_H
 #define SERVER_FRAMING_H
@@ -36,5 +38,19 @@ int framing_problem(struct MHD_Connection *c, const char *version,
  */
 bool framing_loopback_host(const char *host, const char *const *allowed,
     size_t nallowed);
+
+/*
+ * A HEAD answer: GET's status and headers, no body, no length, and the
+ * connection closed after it.  Without a length libmicrohttpd 0.9.75
+ * frames an HTTP/1.1 answer chunked and sends the last chunk ("0\r\n\r\n")
+ * even for HEAD, which a client or a proxy pooling connections reads as
+ * the start of the next answer on the connection.  NULL when out of
+ * memory.
+ */
+struct MHD_Response *framing_head_response(void);
+
+/* Whether a caller's X-Request-Id (or NULL) may be echoed: 1-64
+   letters, digits and . _ : - (nothing a log or a header could split). */
+bool framing_request_id_ok(const char *v);
 
 #endif /* SERVER_FRAMING_H */

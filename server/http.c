@@ -35,6 +35,7 @@
 #include "server/auth.h"
 #include "server/deadline.h"
 #include "server/framing.h"
+#include "server/limits.h"
 #include "server/log.h"
 #include "server/metrics.h"
 #include "server/quota.h"
@@ -53,6 +54,7 @@ struct http_server {
 				   (under mu) */
 	unsigned suspended;	/* connections waiting for their write */
 	bool stopping;		/* http_stop: no more suspensions */
+	struct gate *gate;	/* requests of a team at once (limits.h) */
 	uint16_t port;
 	bool quiesced;
 };
@@ -72,6 +74,8 @@ struct req {
 	char request_id[72];
 	char team[65];		/* who is calling (auth) */
 	bool admin;
+	bool entered;		/* holds a place of its team (gate_enter) */
+	size_t unread;		/* its answer's bytes, counted until sent */
 	struct api_route rt;	/* the route, matched once (first call) */
 	const char *query;	/* into uri, after the '?' ("" if none) */
 	bool close;		/* answer with Connection: close */
@@ -117,6 +121,14 @@ uri_logger(void *cls, const char *uri, struct MHD_Connection *c)
 	return r;
 }
 
+/* Whose bodies r's counts against (limits.h): its team's, but not the CI
+   team's, whose requests anyone can send unsigned (NULL: none). */
+static const char *
+body_owner(const struct req *r)
+{
+	return r->rt.access == ACCESS_CI ? NULL : r->team;
+}
+
 /* Free r's body and give its bytes back to the server's budget. */
 static void
 body_free(struct req *r)
@@ -125,6 +137,7 @@ body_free(struct req *r)
 		pthread_mutex_lock(&r->s->mu);
 		r->s->body_bytes -= r->cap;
 		pthread_mutex_unlock(&r->s->mu);
+		gate_hold(r->s->gate, body_owner(r), -(long long)r->cap, false);
 	}
 	free(r->body);
 	r->body = NULL;
@@ -140,13 +153,26 @@ body_reserve(struct req *r, size_t cap)
 	size_t more = cap - r->cap;
 	bool ok;
 
+	if (!gate_hold(s->gate, body_owner(r), (long long)more, true))
+		return false;	/* this team's quarter (limits.h) */
 	pthread_mutex_lock(&s->mu);
 	ok = s->cfg.body_memory == 0 || s->body_bytes + more <=
 	    s->cfg.body_memory;
 	if (ok)
 		s->body_bytes += more;
 	pthread_mutex_unlock(&s->mu);
+	if (!ok)
+		gate_hold(s->gate, body_owner(r), -(long long)more, false);
 	return ok;
+}
+
+/* r is answered or dropped: its team's place passes on (limits.h). */
+static void
+leave(struct req *r)
+{
+	if (r->entered)
+		gate_leave(r->s->gate, r->team);
+	r->entered = false;
 }
 
 /* Free r: on_completed(), or closing a connection MHD refused it on. */
@@ -157,6 +183,8 @@ req_drop(void *arg)
 	struct http_server *s = r->s;
 
 	/* Dropped after its write was done but before it was answered. */
+	leave(r);
+	gate_hold(s->gate, r->team, -(long long)r->unread, false);
 	api_pending_free(&r->resp);
 	api_resp_fini(&r->resp);
 	arena_fini(&r->arena);
@@ -180,28 +208,6 @@ on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 	*req_cls = NULL;
 }
 
-/* A caller's X-Request-Id is echoed when it is 1-64 safe characters. */
-static bool
-valid_request_id(const char *v)
-{
-	size_t n, i;
-
-	if (v == NULL)
-		return false;
-	n = strlen(v);
-	if (n == 0 || n > 64)
-		return false;
-	for (i = 0; i < n; i++) {
-		char ch = v[i];
-
-		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-		    (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' ||
-		    ch == '.' || ch == ':'))
-			return false;
-	}
-	return true;
-}
-
 static void
 set_request_id(struct req *r, struct MHD_Connection *c)
 {
@@ -210,24 +216,13 @@ set_request_id(struct req *r, struct MHD_Connection *c)
 	unsigned char rnd[12];
 	size_t i;
 
-	if (valid_request_id(v)) {
+	if (framing_request_id_ok(v)) {
 		snprintf(r->request_id, sizeof(r->request_id), "%s", v);
 		return;
 	}
 	r->s->api->random(r->s->api->env, rnd, sizeof(rnd));
 	for (i = 0; i < sizeof(rnd); i++)
 		snprintf(r->request_id + 2 * i, 3, "%02x", rnd[i]);
-}
-
-/* A HEAD answer: GET's status and headers, no body and no length. */
-static ssize_t
-no_body(void *cls, uint64_t pos, char *buf, size_t max)
-{
-	(void)cls;
-	(void)pos;
-	(void)buf;
-	(void)max;
-	return MHD_CONTENT_READER_END_OF_STREAM;
 }
 
 /*
@@ -246,8 +241,7 @@ respond(struct req *r, struct MHD_Connection *c, const char *method,
 
 	if (strcmp(method, "HEAD") == 0) {
 		api_resp_fini(ar);
-		resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN,
-		    4096, no_body, NULL, NULL);
+		resp = framing_head_response();
 	} else {
 		resp = MHD_create_response_from_buffer(ar->body_len,
 		    ar->body != NULL ? ar->body : (char *)(uintptr_t)"",
@@ -258,6 +252,8 @@ respond(struct req *r, struct MHD_Connection *c, const char *method,
 		api_resp_fini(ar);
 		return MHD_NO;
 	}
+	r->unread = ar->body != NULL ? ar->body_len : 0;	/* until sent */
+	gate_hold(r->s->gate, r->team, (long long)r->unread, false);
 	ar->body = NULL;	/* MHD owns it now */
 	if (ar->content_type != NULL)
 		MHD_add_response_header(resp, "Content-Type",
@@ -285,6 +281,7 @@ respond(struct req *r, struct MHD_Connection *c, const char *method,
 	if (r->s->cfg.quota != NULL && ar->status == 201)
 		quota_charge(r->s->cfg.quota, r->team, ar->stored_bytes);
 	/* Headers are copied by MHD; the report was last read above. */
+	leave(r);
 	arena_fini(&r->arena);
 	body_free(r);
 	ok = MHD_queue_response(c, (unsigned)ar->status, resp);
@@ -415,7 +412,8 @@ on_headers(struct req *r, struct MHD_Connection *c, const char *method,
 		return refuse(r, c, method, v);
 	if (r->rt.status == 0 && s->cfg.quota != NULL &&
 	    strcmp(method, "POST") == 0 &&
-	    (retry = quota_admit(s->cfg.quota, r->team)) > 0) {
+	    (retry = quota_admit(s->cfg.quota, r->team,
+	    r->rt.access != ACCESS_CI)) > 0) {
 		memset(&ar, 0, sizeof(ar));
 		api_quota_problem(&ar, retry, &r->arena);
 		cors(r, c, &ar);
@@ -484,6 +482,8 @@ answer(struct req *r, struct MHD_Connection *c, const char *method)
 		pthread_mutex_unlock(&s->mu);
 		api_finish(s->api, &r->ar, &r->resp);
 	}
+	if (r->rt.access == ACCESS_CI && r->resp.status != 401)
+		quota_admit(s->cfg.quota, r->team, true);	/* signed */
 	if (r->rt.access == ACCESS_CI && r->resp.status == 401) {
 		ci = MHD_get_connection_info(c,
 		    MHD_CONNECTION_INFO_CLIENT_ADDRESS);
@@ -501,6 +501,7 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 	struct http_server *s = cls;
 	struct req *r = *req_cls;
 	struct api_req *ar;
+	enum gate_verdict v;
 
 	(void)url;
 	if (r == NULL)
@@ -541,6 +542,8 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 				pthread_mutex_lock(&s->mu);
 				s->body_bytes -= cap - r->cap;
 				pthread_mutex_unlock(&s->mu);
+				gate_hold(s->gate, body_owner(r),
+				    -(long long)(cap - r->cap), false);
 				return MHD_NO;
 			}
 			r->body = nb;
@@ -561,6 +564,20 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 		    "bodies as it may (--body-memory); retry shortly", 2);
 		cors(r, c, &r->resp);
 		return respond(r, c, method, &r->resp);
+	}
+	/* Not the CI route: anyone may send it unsigned (body_owner). */
+	if (r->rt.access == ACCESS_TEAM && r->rt.status == 0 && !r->entered) {
+		v = gate_enter(s->gate, r->team, c, &r->entered);
+		if (v == GATE_PARKED)
+			return MHD_YES;	/* called again once resumed */
+		if (v != GATE_RUN) {
+			memset(&r->resp, 0, sizeof(r->resp));
+			api_busy_problem(&r->resp, v == GATE_FULL ?
+			    API_BUSY_WAITING : v == GATE_UNREAD ?
+			    API_BUSY_UNREAD : API_BUSY_UNREAD_ALL);
+			cors(r, c, &r->resp);
+			return respond(r, c, method, &r->resp);
+		}
 	}
 	ar = &r->ar;
 	memset(ar, 0, sizeof(*ar));
@@ -668,6 +685,7 @@ http_start(struct http_server **out, const struct http_config *cfg,
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
 	s->dl = deadline_new(cfg->conn_timeout, cfg->conn_limit);
+	s->gate = gate_new(cfg->at_once, HTTP_PARK_MAX, cfg->team_memory);
 	memset(tls, 0, sizeof(tls));
 	tls[0].option = tls[1].option = tls[2].option = tls[3].option =
 	    MHD_OPTION_END;
@@ -698,6 +716,7 @@ http_start(struct http_server **out, const struct http_config *cfg,
 	    MHD_OPTION_END);
 	if (s->d == NULL) {
 		deadline_free(s->dl);
+		gate_free(s->gate);
 		pthread_cond_destroy(&s->cv);
 		pthread_mutex_destroy(&s->mu);
 		free(s);
@@ -749,6 +768,7 @@ http_stop(struct http_server *s)
 	/* MHD cannot stop with a connection suspended: from now on a
 	   request waits for its write in answer(), and the suspended ones
 	   are resumed by the writer (the store closes after this). */
+	gate_open(s->gate);	/* parked requests are served now */
 	pthread_mutex_lock(&s->mu);
 	s->stopping = true;
 	while (s->suspended > 0)
@@ -756,6 +776,7 @@ http_stop(struct http_server *s)
 	pthread_mutex_unlock(&s->mu);
 	MHD_stop_daemon(s->d);
 	deadline_free(s->dl);
+	gate_free(s->gate);
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->mu);
 	free(s);

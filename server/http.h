@@ -41,6 +41,10 @@ struct http_config {
 	unsigned threads;	/* request threads (libmicrohttpd pool) */
 	unsigned per_address;	/* connections per client address; 0: no
 				   limit */
+	unsigned at_once;	/* requests of one team served at once, the
+				   rest parked (server/limits.h); 0: none */
+	size_t team_memory;	/* bodies and unread answers one team may
+				   hold (server/limits.h); 0: none */
 	bool loopback_only;	/* --auth none on loopback: refuse a Host
 				   that is not a loopback name (DNS
 				   rebinding) ... */
@@ -56,6 +60,9 @@ struct http_config {
  * Start serving.  api and m are borrowed and must outlive the server.
  * Errors: ERR_INTERNAL with the reason (address in use, bad address).
  */
+/* Requests of one team parked at most; past them, 429. */
+#define HTTP_PARK_MAX 64
+
 int http_start(struct http_server **out, const struct http_config *cfg,
     struct api_ctx *api, struct metrics *m, struct err *e);
 

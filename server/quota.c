@@ -88,7 +88,7 @@ entry(struct quota *q, const char *team)
 }
 
 int
-quota_admit(struct quota *q, const char *team)
+quota_admit(struct quota *q, const char *team, bool take)
 {
 	struct team_quota *t;
 	time_t now = time(NULL);
@@ -118,7 +118,7 @@ quota_admit(struct quota *q, const char *team)
 			t->tokens = q->cfg.checks_per_minute;
 		t->refilled_at = m;
 		if (t->tokens >= 1.0) {
-			t->tokens -= 1.0;
+			t->tokens -= take ? 1.0 : 0.0;
 		} else {
 			wait = (1.0 - t->tokens) / rate;
 			retry = (int)wait + 1;

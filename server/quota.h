@@ -7,6 +7,7 @@
 #ifndef SERVER_QUOTA_H
 #define SERVER_QUOTA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct quota;
@@ -23,9 +24,11 @@ void quota_free(struct quota *q);
 /*
  * Admit one check for team (a POST that runs a check, stored or not):
  * 0, or the seconds to wait before the next one can be admitted (the
- * team is past a budget; nothing is taken).
+ * team is past a budget; nothing is taken).  With take false it only
+ * looks: a CI delivery is charged once its signature holds (anyone can
+ * send an unsigned one, and would spend the CI team's budget).
  */
-int quota_admit(struct quota *q, const char *team);
+int quota_admit(struct quota *q, const char *team, bool take);
 
 /* Count bytes stored for team today (after the commit). */
 void quota_charge(struct quota *q, const char *team, size_t bytes);

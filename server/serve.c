@@ -325,6 +325,13 @@ http_setup(struct http_config *hc, const struct serve_opts *o,
 	hc->allowed_hosts = o->hosts;
 	hc->nallowed_hosts = o->nhosts;
 	hc->quota = quota;
+	hc->at_once = strcmp(o->auth, "token") == 0 ? o->quota_at_once : 0;
+	/* A quarter, never less than one whole body; one tenant (no
+	   tokens): all of it. */
+	hc->team_memory = o->body_memory /
+	    (strcmp(o->auth, "token") == 0 ? 4 : 1);
+	if (hc->team_memory > 0 && hc->team_memory < o->max_body)
+		hc->team_memory = o->max_body;
 	hc->conn_timeout = o->conn_timeout;
 	hc->conn_memory = 64 * 1024;
 	hc->threads = o->threads;

@@ -117,7 +117,8 @@ serve_usage(FILE *out)
 "64MiB)\n"
 "  --body-memory SIZE          request bodies buffered over all "
 "connections\n"
-"                              (default 256MiB), then 503\n"
+"                              (default 256MiB), then 503; a team's\n"
+"                              bodies and unread answers: a quarter\n"
 "  --retain-days N             delete checks older than N days (default 0:"
 " keep)\n"
 "  --durability normal|full    fsync every commit with full (default "
@@ -147,6 +148,10 @@ serve_usage(FILE *out)
 "  --quota-bytes-per-day SIZE  bytes a team may store a UTC day "
 "(default 4GiB;\n"
 "                              0: no limit), then 429\n"
+"  --quota-at-once N           requests of one team served at once "
+"(default 2;\n"
+"                              0: no limit; --auth token only); the rest\n"
+"                              wait their turn (64 at most, then 429)\n"
 "  --query-budget-ms MS        time one read may take (default 2000), "
 "then 503\n"
 "  --quick-check-interval SEC  PRAGMA quick_check in the background "
@@ -178,8 +183,8 @@ enum {
 	OPT_TIMEOUT, OPT_INSECURE, OPT_POLICY, OPT_THREADS, OPT_METRICS_TOKEN,
 	OPT_CI_SECRET_FILE, OPT_CI_TEAM, OPT_TLS_CERT, OPT_TLS_KEY,
 	OPT_HF_CACHE, OPT_PER_ADDRESS, OPT_METRICS_TOKEN_FILE, OPT_QUOTA_CPM,
-	OPT_QUOTA_BPD, OPT_QUERY_MS, OPT_QUICK_CHECK, OPT_BODY_MEM,
-	OPT_ALLOWED_HOST
+	OPT_QUOTA_BPD, OPT_QUOTA_AT_ONCE, OPT_QUERY_MS, OPT_QUICK_CHECK,
+	OPT_BODY_MEM, OPT_ALLOWED_HOST
 };
 
 /* The options that take a whole number in a range, and what the error
@@ -209,6 +214,9 @@ static const struct num_opt {
 	  "from 0 (no limit) to 1000000" },
 	{ OPT_QUOTA_CPM, 0, 1000000, offsetof(struct serve_opts, quota_cpm),
 	  false, "from 0 (no limit) to 1000000" },
+	{ OPT_QUOTA_AT_ONCE, 0, 100000,
+	  offsetof(struct serve_opts, quota_at_once), false,
+	  "from 0 (no limit) to 100000" },
 };
 
 /* The options that keep their text as given (a path, a name). */
@@ -424,6 +432,7 @@ static const struct option serve_longopts[] = {
 	    OPT_PER_ADDRESS },
 	{ "quota-checks-per-minute", required_argument, NULL, OPT_QUOTA_CPM },
 	{ "quota-bytes-per-day", required_argument, NULL, OPT_QUOTA_BPD },
+	{ "quota-at-once", required_argument, NULL, OPT_QUOTA_AT_ONCE },
 	{ "query-budget-ms", required_argument, NULL, OPT_QUERY_MS },
 	{ "quick-check-interval", required_argument, NULL, OPT_QUICK_CHECK },
 	{ "ci-secret-file", required_argument, NULL, OPT_CI_SECRET_FILE },
@@ -493,6 +502,7 @@ serve_opts_parse(struct serve_opts *o, int argc, char **argv)
 	o->conn_limit = 1000;
 	o->per_address = 64;
 	o->quota_cpm = 3000;
+	o->quota_at_once = 2;
 	o->quota_bpd = (unsigned long long)4 << 30;
 	o->query_ms = 2000;
 	o->quick_check_s = 300;

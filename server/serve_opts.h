@@ -33,6 +33,7 @@ struct serve_opts {
 	const char *metrics_token;
 	const char *metrics_token_file;
 	unsigned quota_cpm;	/* checks per minute per team; 0: none */
+	unsigned quota_at_once;	/* requests per team at once; 0: none */
 	unsigned query_ms;	/* a read's time budget */
 	unsigned quick_check_s;	/* between background quick_checks */
 	unsigned long long quota_bpd;	/* stored bytes per day per team */

@@ -24,6 +24,25 @@
  7. /metrics without a metrics token under --auth token: every team's
     verdict and rule counts together, so only this machine's loopback
     may read them (a client on another address gets 401);
+ 8. amplification: a request whose answer (and stored check) is many
+    times its size, on every route and format that writes a report: a
+    suppression reason every suppressed finding repeats, a plugins list
+    every suggestion repeats; an answer is at most twice the request plus
+    a fixed 2 MiB;
+ 9. one team holding every request thread: a flood of the most expensive
+    checks from one token, over many source addresses, must leave other
+    teams answered within a second (at most --quota-at-once requests of a
+    team are served at once, the rest wait their turn);
+ 10. memory one team holds: 600 connections each asking for a 2 MB stored
+    check and never reading must not pin 600 answers in memory (nor keep
+    the server busy building them), and one team's unfinished uploads
+    must not take the request-body budget every team shares;
+ 11. HEAD answers: libmicrohttpd framed a HEAD answer without a length as
+    chunked and sent its last chunk, bytes a client or a proxy pooling
+    connections reads as the start of the next answer;
+ 12. the CI team's budget spent by anyone: unsigned POSTs to /v1/ci/checks
+    (no secret needed) took the CI team's checks per minute, so its real,
+    signed deliveries got 429;
 
 Usage: tests/redteam.py PREFLIGHT_BIN SHARED_DIR
 Prints 'N passed, N failed'; exits non-zero on any failure.
@@ -38,7 +57,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pflib import check, rss_kib, summary  # noqa: E402
+from pflib import check, ci_headers, rss_kib, summary  # noqa: E402
 import security  # noqa: E402  (reads the same argv)
 
 BIN, SHARED = sys.argv[1], sys.argv[2]
@@ -374,6 +393,31 @@ def test_duplicate_headers(d):
                                b"Connection: close\r\n\r\n" % len(body) +
                                body)
     check("the same request with one of each -> 200", st == 200, buf[:200])
+    # Folded header lines (obs-fold): libmicrohttpd joined the fold to the
+    # header's name, framing the request with no Content-Length or
+    # Transfer-Encoding where a proxy that unfolds sees one.
+    folded = [
+        ("Transfer-Encoding folded onto a second line",
+         head + b"Transfer-Encoding:\r\n chunked\r\n\r\n%x\r\n" %
+         len(body) + body + b"\r\n0\r\n\r\n"),
+        ("Content-Length continued on a second line",
+         head + b"Content-Length: %d\r\n 0\r\n\r\n" % len(body) + body),
+        ("Transfer-Encoding: chunked continued with ', gzip'",
+         head + b"Transfer-Encoding: chunked\r\n , gzip\r\n\r\n%x\r\n" %
+         len(body) + body + b"\r\n0\r\n\r\n"),
+        ("Authorization folded after 'Bearer'",
+         b"GET /v1/checks HTTP/1.1\r\nHost: localhost\r\n"
+         b"Authorization: Bearer\r\n\t" + red.encode() + b"\r\n\r\n"),
+        ("another header folded into a name with a space",
+         b"GET /v1/checks HTTP/1.1\r\nHost: localhost\r\nAuthorization: "
+         b"Bearer " + red.encode() + b"\r\nX-A: b\r\n c d\r\n\r\n"),
+    ]
+    for what, data in folded:
+        st, closed, buf = send_raw(s, data)
+        check("%s -> 400 bad-framing and closed (got %s%s)" % (
+              what, st, ", closed" if closed else ""), st == 400 and
+              closed and b"bad-framing" in buf and
+              buf.count(b"HTTP/1.1 ") == 1, buf[:300])
     s.stop()
 
 
@@ -545,13 +589,404 @@ def test_metrics_off_loopback(d):
         s.stop()
 
 
+# ---- 8. amplification ----------------------------------------------------
+
+def amp_bound(n):
+    """The most an answer to a request of n bytes may hold."""
+    return 2 * n + (2 << 20)
+
+
+def reason_config(nkeys, reason):
+    """nkeys unknown keys on one line, all suppressed by one marker whose
+    reason is `reason`: each suppressed finding carries the reason."""
+    keys = ", ".join("z%d: 1" % i for i in range(nkeys))
+    return ("{base_model: meta-llama/Llama-3.1-8B, micro_batch_size: 1, "
+            "gradient_accumulation_steps: 1, learning_rate: 0.0002, "
+            "datasets: [{path: a, type: alpaca}], " + keys + "}  "
+            "# preflight: ignore[schema.unknown_key_dropped] " + reason +
+            "\n")
+
+
+def big_plugins_config(size):
+    """A run five suggestions fix (8 GPUs), each adding Cut Cross Entropy
+    to a plugins list of about `size` bytes."""
+    head = FULL_FT.replace("micro_batch_size: 4", "micro_batch_size: 8") \
+        .replace("sequence_len: 4096", "sequence_len: 8192") + "plugins:\n"
+    n = (size - len(head)) // 19
+    return head + "".join("  - org.p%07d.P\n" % i for i in range(n))
+
+
+def amp_post(s, path, body, headers, ids, timeout=60):
+    """Status and length of the answer to one POST; the id of a stored
+    check (a JSON answer) is appended to ids."""
+    import http.client
+    c = http.client.HTTPConnection("127.0.0.1", s.port, timeout=timeout)
+    c.request("POST", path, body, headers)
+    r = c.getresponse()
+    data = r.read()
+    c.close()
+    if r.status == 201 and data.startswith(b"{"):
+        i = json.loads(data).get("id")  # not in SARIF, say
+        if i is not None:
+            ids.append(i)
+    return r.status, len(data)
+
+
+def test_amplification(d):
+    s = Server(d, "--auth", "token",
+               env={"PREFLIGHT_CI_SECRET": security.SECRET})
+    tok = s.token("red")
+    ids = []
+    yaml_h = {"Content-Type": "application/yaml",
+              "Authorization": "Bearer " + tok}
+    cases = [("a 100 KB suppression reason on 1,100 findings",
+              reason_config(1100, "r" * 100000).encode(), "gpus=8"),
+             ("a 900 KB plugins list five suggestions repeat",
+              big_plugins_config(900000).encode(), "gpus=8"),
+             ("450 unknown keys of 1,000 tabs (each escaped in JSON)",
+              (FULL_FT + "".join('"%s%d": 1\n' % ("\t" * 1000, i)
+                                 for i in range(450))).encode(), "gpus=8")]
+    for what, cfg, q in cases:
+        for path in ("/v1/checks?dry_run=true&", "/v1/checks?",
+                     "/v1/estimate?"):
+            st, n = amp_post(s, path + q, cfg, yaml_h, ids)
+            check("%s (%d KB): POST %s -> %d, %d KB (at most %d KB)" % (
+                  what, len(cfg) >> 10, path.rstrip("?&"), st, n >> 10,
+                  amp_bound(len(cfg)) >> 10), st in (200, 201) and
+                  n <= amp_bound(len(cfg)), (st, n))
+        raw = json.dumps({"config": cfg.decode(), "source": {
+            "repo": "org/ml", "path": "a.yaml"}, "context": {
+            "world_size": 8}}).encode()
+        for fmt in ("json", "sarif", "github", "gitlab"):
+            h = ci_headers(security.SECRET, raw, "format=" + fmt)
+            h["Content-Type"] = "application/json"
+            st, n = amp_post(s, "/v1/ci/checks?format=" + fmt, raw, h,
+                             ids)
+            check("... POST /v1/ci/checks?format=%s -> %d, %d KB (at most "
+                  "%d KB)" % (fmt, st, n >> 10, amp_bound(len(raw)) >> 10),
+                  st in (200, 201) and n <= amp_bound(len(raw)), (st, n))
+    # The stored checks read back are as small (the CI ones are the CI
+    # team's: an admin reads them).
+    tok = s.token("ops", admin=True)
+    sizes = []
+    for i in ids:
+        c = s.conn(60)
+        c.request("GET", "/v1/checks/" + i,
+                  headers={"Authorization": "Bearer " + tok})
+        sizes.append(len(c.getresponse().read()))
+        c.close()
+    check("... the %d stored checks read back at most 3 MiB each (%s KB)"
+          % (len(ids), [n >> 10 for n in sizes]), len(ids) >= 4 and
+          max(sizes) <= 3 << 20, sizes)
+    s.stop()
+    # What the cuts keep: the reason (cut, marked), the CCE suggestion
+    # with every plugin.
+    p = subprocess.run([BIN, "check", "-", "--gpus", "8", "--format",
+                        "json"], input=reason_config(50, "why " * 500),
+                       capture_output=True, text=True, timeout=60)
+    j = json.loads(p.stdout) if p.stdout else {}
+    rs = set(f.get("reason") for f in j.get("suppressed", []))
+    want = ("why " * 500).rstrip()[:240] + "..."
+    check("a 2,000-byte reason is kept cut to its first 240 bytes and "
+          "'...' (%s bytes)" % sorted(len(r) for r in rs), rs == {want},
+          (rs, want))
+    cfg = big_plugins_config(20000)
+    p = subprocess.run([BIN, "check", "-", "--gpus", "8", "--format",
+                        "json"], input=cfg, capture_output=True, text=True,
+                       timeout=60)
+    j = json.loads(p.stdout) if p.stdout else {}
+    sets = [json.dumps(x["set"]) for x in j.get("suggestions", [])]
+    last = cfg.rstrip("\n").rsplit("- ", 1)[1]
+    full = [x for x in sets if "CutCrossEntropyPlugin" in x and last in x]
+    check("... a 20 KB plugins list: %d suggestions, one with Cut Cross "
+          "Entropy and every plugin (%d)" % (len(sets), len(full)),
+          len(sets) >= 2 and len(full) == 1, sets[:2])
+
+
+# ---- 9. one team holding every request thread ---------------------------
+
+def expensive_config():
+    """About 1 MB that costs the most per byte we know: a plugins list in
+    a run that needs suggestions (~150 ms a check on the release build)."""
+    cfg = FULL_FT + "plugins:\n" + "".join("  - p%d\n" % i
+                                          for i in range(100000))
+    cfg = cfg[:1000000]
+    return cfg[:cfg.rindex("\n") + 1].encode()
+
+
+def post_as(s, tok, body, source, path="/v1/checks?dry_run=true&gpus=1"):
+    """POST body as tok's team from address source: (status or "reset",
+    Retry-After, the answer)."""
+    import http.client
+    c = http.client.HTTPConnection("127.0.0.1", s.port, timeout=120,
+                                   source_address=(source, 0))
+    try:
+        c.request("POST", path, body, {"Content-Type": "application/yaml",
+                                       "Authorization": "Bearer " + tok})
+        r = c.getresponse()
+        return r.status, r.getheader("Retry-After"), r.read()
+    except OSError:
+        return "reset", None, b""   # refused before the body was sent
+    finally:
+        c.close()
+
+
+def test_team_at_once(d):
+    """A team's requests past --quota-at-once wait their turn (64 at
+    most, then 429): 100 of one team at once, one served at a time."""
+    s = Server(d, "--auth", "token", "--quota-at-once", "1")
+    red, blue = s.token("red"), s.token("blue")
+    cfg = expensive_config()[:100000]
+    cfg = cfg[:cfg.rindex(b"\n") + 1]
+    got = []
+
+    def one(i):
+        st, retry, body = post_as(s, red, cfg, "127.0.3.%d" % (1 + i % 4))
+        got.append((st, retry, b"too-many-at-once" in body))
+    ts = [threading.Thread(target=one, args=(i,)) for i in range(100)]
+    for t in ts:
+        t.start()
+    blue_st = []
+    for _ in range(3):
+        st, _, _ = s.request("POST", "/v1/checks?dry_run=true", CFG,
+                             {"Content-Type": "application/yaml"}, blue,
+                             timeout=60)
+        blue_st.append(st)
+    for t in ts:
+        t.join()
+    rc = s.stop()
+    ok = sum(1 for x in got if x[0] == 200)
+    busy = [x for x in got if x[0] == 429]
+    check("100 checks of one team at once, one served at a time: %d "
+          "answered 200 in turn, %d refused 429 (the team has 64 waiting)"
+          % (ok, len(busy)), ok >= 40 and busy and ok + len(busy) == 100
+          and all(x[1] == "1" and x[2] for x in busy), got)
+    check("... another team is served meanwhile (%s); SIGTERM exits 0 "
+          "(%s)" % (blue_st, rc), blue_st == [200] * 3 and rc == 0,
+          (blue_st, rc))
+    # Under a flood: 48 connections of red from 4 addresses, each sending
+    # ~1 MB checks back to back; blue's small checks are timed.
+    s = Server(d, "--auth", "token")
+    red, blue = s.token("red"), s.token("blue")
+    cfg = expensive_config()
+    stop = threading.Event()
+    codes = {}
+
+    def flood(i):
+        while not stop.is_set():
+            st = post_as(s, red, cfg, "127.0.4.%d" % (1 + i % 4))[0]
+            codes[st] = codes.get(st, 0) + 1
+    ts = [threading.Thread(target=flood, args=(i,)) for i in range(48)]
+    for t in ts:
+        t.start()
+    time.sleep(1)
+    lat = []
+    t0 = time.time()
+    while time.time() - t0 < 6:
+        t1 = time.time()
+        st, _, _ = s.request("POST", "/v1/checks?dry_run=true", CFG,
+                             {"Content-Type": "application/yaml"}, blue,
+                             timeout=30)
+        lat.append((time.time() - t1, st))
+        time.sleep(0.1)
+    stop.set()
+    for t in ts:
+        t.join()
+    s.stop()
+    worst = max(x[0] for x in lat)
+    check("48 connections of one team flooding ~1 MB checks: it is "
+          "answered (%s; 413 under ARENA_DEBUG), another team's %d checks "
+          "all answered 200" % (codes, len(lat)),
+          sum(v for k, v in codes.items() if k != "reset") > 0 and
+          all(x[1] == 200 for x in lat), (codes, lat))
+    mean = sum(x[0] for x in lat) / len(lat)
+    over = sum(1 for x in lat if x[0] >= 1.0)
+    if "/san/" not in BIN:
+        # (One slow answer of ~40 is this shared machine's noise.)
+        check("... in %.3f s on average (< 0.25), %d of them over a second "
+              "(at most 1; the slowest %.2f s)" % (mean, over, worst),
+              mean < 0.25 and over <= 1, lat)
+
+
+# ---- 10. answers nobody reads ------------------------------------------
+
+def test_unread_answers(d):
+    """Each answer is held until its client reads it: one client with 600
+    connections, each asking for a 2 MB stored check and reading nothing,
+    made the daemon build 2,400 of them (the server 10 s+ behind) and hold
+    them (329 MiB for 300 connections)."""
+    import socket
+    s = Server(d, "--auth", "token", "--max-connections", "2000")
+    red = s.token("red")
+    cfg = FULL_FT + "".join('"%s%d": 1\n' % ("\t" * 1000, i)
+                            for i in range(930))
+    st, _, j = s.request("POST", "/v1/checks?gpus=8", cfg,
+                         {"Content-Type": "application/yaml"}, red,
+                         timeout=60)
+    check("a check whose report is ~2 MB is stored (%d)" % st, st == 201,
+          st)
+    if st != 201:
+        s.stop()
+        return
+    req = ("GET /v1/checks/%s HTTP/1.1\r\nHost: localhost\r\n"
+           "Authorization: Bearer %s\r\n\r\n" % (j["id"], red)).encode()
+    before = rss_kib(s.proc.pid)
+    socks = []
+    for i in range(600):
+        k = socket.socket()
+        k.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        try:
+            k.bind(("127.0.%d.%d" % (5 + i // 60, 1 + i % 60), 0))
+            k.connect(("127.0.0.1", s.port))
+            k.sendall(req * 4)
+        except OSError:
+            pass
+        socks.append(k)
+    time.sleep(3)
+    grew = (rss_kib(s.proc.pid) - before) / 1024
+    t0 = time.time()
+    try:
+        st, _, _ = s.request("GET", "/healthz", timeout=10)
+    except OSError:
+        st = None
+    took = time.time() - t0
+    for k in socks:
+        k.close()
+    s.stop()
+    refused = s.log_text().count('"status":429')
+    check("600 connections asking for a 2 MB check, reading nothing: the "
+          "team is refused once its unread answers reach a quarter of "
+          "--body-memory (%d refused), /healthz answers in %.2f s" %
+          (refused, took), st == 200 and took < 5 and refused > 0,
+          (st, took, refused))
+    if "/san/" not in BIN:
+        check("... and the daemon grew %.0f MiB (< 256, the "
+              "--body-memory figure)" % grew, grew < 256, grew)
+    # One team's 300 unfinished 1 MiB uploads (6 addresses) held the
+    # whole --body-memory: every other team's body was a 503.
+    s = Server(d, "--auth", "token", "--max-connections", "2000")
+    red, blue = s.token("red"), s.token("blue")
+    socks = []
+    for i in range(300):
+        k = socket.socket()
+        try:
+            k.bind(("127.0.%d.%d" % (30 + i // 50, 1 + i % 50), 0))
+            k.connect(("127.0.0.1", s.port))
+            k.sendall(b"POST /v1/checks?dry_run=true HTTP/1.1\r\nHost: "
+                      b"localhost\r\nAuthorization: Bearer " +
+                      red.encode() + b"\r\nContent-Type: application/yaml"
+                      b"\r\nContent-Length: 1048576\r\n\r\n" +
+                      b"#" * 900000)
+        except OSError:
+            pass
+        socks.append(k)
+    time.sleep(1)
+    st, _, j = s.request("POST", "/v1/checks?dry_run=true", CFG,
+                         {"Content-Type": "application/yaml"}, blue)
+    for k in socks:
+        k.close()
+    s.stop()
+    check("one team sending 300 bodies of 1 MiB and never finishing: "
+          "another team's check is answered (%d)" % st, st == 200, (st, j))
+
+
+# ---- 11. HEAD answers --------------------------------------------------
+
+def test_head_framing(d):
+    s = Server(d, "--auth", "token", "--connection-timeout", "3")
+    red = s.token("red")
+    st, _, j = s.request("POST", "/v1/checks?name=a.yaml", CFG,
+                         {"Content-Type": "application/yaml"}, red)
+    auth = b"Authorization: Bearer " + red.encode() + b"\r\n"
+    for path in ("/healthz", "/v1/checks", "/v1/checks/" + j["id"],
+                 "/v1/configs/a.yaml/checks", "/v1/rules", "/",
+                 "/ui/app.js"):
+        gst, _, _ = s.request("GET", path, token=red)
+        k = s.raw(timeout=5)
+        k.sendall(b"HEAD " + path.encode() + b" HTTP/1.1\r\nHost: "
+                  b"localhost\r\n" + auth + b"\r\nGET /healthz HTTP/1.1"
+                  b"\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        buf = b""
+        k.settimeout(5)
+        try:
+            while True:
+                got = k.recv(65536)
+                if not got:
+                    break
+                buf += got
+        except OSError:
+            pass
+        k.close()
+        head, _, rest = buf.partition(b"\r\n\r\n")
+        hst = int(head.split(b" ", 2)[1]) if head.startswith(b"HTTP/1.") \
+            else None
+        check("HEAD %s -> %s as GET (%d); what follows its head is nothing "
+              "or the next answer (%r)" % (path, hst, gst, rest[:12]),
+              hst == gst and (rest == b"" or rest.startswith(b"HTTP/1.1 ")),
+              buf[:400])
+    s.stop()
+
+
+# ---- 12. the CI team's budget spent by anyone ----------------------------
+
+def test_ci_quota_unsigned(d):
+    s = Server(d, "--auth", "token", "--quota-checks-per-minute", "100",
+               env={"PREFLIGHT_CI_SECRET": security.SECRET})
+    bad = {"Content-Type": "application/json", "X-Preflight-Timestamp": "1",
+           "X-Preflight-Delivery": "x", "X-Preflight-Signature": "sha256=00"}
+    codes = {}
+    for i in range(150):
+        st, _, _ = s.request("POST", "/v1/ci/checks", b"{}", bad,
+                             source="127.0.9.%d" % (1 + i % 10))
+        codes[st] = codes.get(st, 0) + 1
+    raw = json.dumps({"config": CFG, "source": {"repo": "org/ml",
+                      "path": "a.yaml"}}).encode()
+
+    def signed():
+        h = ci_headers(security.SECRET, raw, "")
+        h["Content-Type"] = "application/json"
+        return s.request("POST", "/v1/ci/checks", raw, h)
+    st, _, j = signed()
+    check("150 unsigned CI posts from 10 addresses (%s), then a signed "
+          "delivery -> 201 (got %d)" % (codes, st), st == 201 and
+          set(codes) == {401}, (codes, st, j))
+    # Unsigned bodies, never finished, from 10 addresses: more than the
+    # quarter of --body-memory one team may hold (server/limits.h).
+    import socket
+    socks = []
+    for i in range(100):
+        k = socket.socket()
+        try:
+            k.bind(("127.0.10.%d" % (1 + i % 10), 0))
+            k.connect(("127.0.0.1", s.port))
+            k.sendall(b"POST /v1/ci/checks HTTP/1.1\r\nHost: localhost\r\n"
+                      b"Content-Type: application/json\r\nContent-Length: "
+                      b"1048576\r\n\r\n" + b" " * 900000)
+        except OSError:
+            pass
+        socks.append(k)
+    time.sleep(1)
+    st, _, j = signed()
+    for k in socks:
+        k.close()
+    check("... 100 unsigned 1 MiB CI bodies held unfinished: a signed "
+          "delivery's body is still taken (%d)" % st, st == 201, (st, j))
+    sts = [signed()[0] for _ in range(110)]
+    check("... signed deliveries still spend the CI team's 100 a minute "
+          "(%d stored, then %d 429)" % (sts.count(201), sts.count(429)),
+          sts[:98] == [201] * 98 and 429 in sts, sts)
+    s.stop()
+
+
 def main():
     d = tempfile.mkdtemp(prefix="preflight-redteam-")
     cases = [test_slowloris_many_addresses, test_plugins_suggestions,
              test_fsdp_config_keys, test_suppression_markers,
              test_text_injection, test_duplicate_headers,
              test_refused_requests_freed, test_non_utf8_parameters,
-             test_metrics_off_loopback]
+             test_metrics_off_loopback, test_amplification,
+             test_team_at_once, test_unread_answers, test_head_framing,
+             test_ci_quota_unsigned]
     only = os.environ.get("REDTEAM_ONLY")
     try:
         for case in cases:

@@ -406,9 +406,11 @@ def test_body_memory(d):
     tok = token(s.db, "red")
     held = []
     for i in range(3):
+        # Three teams: one team holds a quarter at most (server/limits.h).
+        other = token(s.db, "other%d" % i)
         k = s.raw(source="127.0.0.%d" % (20 + i))
         k.sendall(b"POST /v1/checks?dry_run=true HTTP/1.1\r\nHost: localhost\r\n"
-                  b"Authorization: Bearer " + tok.encode() + b"\r\n"
+                  b"Authorization: Bearer " + other.encode() + b"\r\n"
                   b"Content-Type: application/yaml\r\n"
                   b"Content-Length: 1048000\r\n\r\n" + b"a: 1\n" * 180000)
         held.append(k)
