@@ -187,11 +187,11 @@ struct store_ops {
 	   error (the store is closing) and done never runs.  NULL: the
 	   backend only has put_check. */
 	int (*put_check_async)(void *self, struct store_write *w);
-	/* A hint for group commits: n = +1 when a request starts computing
-	   a check it will queue, -1 when it will not after all (a write
-	   queued with w->expected takes its own -1).  The writer holds a
-	   commit back briefly while such checks are on their way, so they
-	   share it.  NULL: no hint. */
+	/* A hint: n = +1 when a request starts computing a check it will
+	   queue, -1 when it will not after all (a write queued with
+	   w->expected takes its own -1).  While such checks are on their
+	   way, an idle writer polls for them briefly instead of sleeping,
+	   so queueing one needs no wake-up.  NULL: no hint. */
 	void (*expect)(void *self, int n);
 	/* 0 when a write succeeds and the schema is current. */
 	int (*ready)(void *self, struct err *e);

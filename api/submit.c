@@ -385,8 +385,9 @@ store_and_answer(struct api_ctx *ctx, const struct api_req *req,
 		if (answer_prior(ctx, req, team, fp, resp) != ERR_NOTFOUND)
 			return;	/* answered: the stored check, 409 or 503 */
 	}
-	/* The writer may hold a commit back for this check (group commit);
-	   every way out below either queues it or takes the hint back. */
+	/* The writer may poll for this check rather than sleep (the hint
+	   of store_ops.expect); every way out below either queues it or
+	   takes the hint back. */
 	if (queue && ops->expect != NULL)
 		ops->expect(ctx->store.self, 1);
 	if (run_check(&r, ctx, req, s, resp) != 0)

@@ -130,11 +130,11 @@ struct store_sqlite {
 	atomic_int expected;	/* checks being computed that will be
 				   queued (store_ops.expect): raised
 				   without qmu, lowered under it */
-	bool idle;		/* the writer waits for work: the next
-				   write or job signals qcv (and clears
+	atomic_int queued;	/* writes and jobs queued: raised under
+				   qmu, read by the polling writer */
+	bool idle;		/* the writer sleeps on qcv: the next
+				   write or job signals it (and clears
 				   this, so only one does) */
-	bool lingering;		/* the writer waits for expected checks:
-				   signal qcv when expected drops to 0 */
 	bool stop;
 	long long write_errors;	/* failed writes since start */
 	pthread_t writer_thread;

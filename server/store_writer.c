@@ -7,10 +7,17 @@
  * queued (up to BATCH_MAX checks), validates it, inserts it in one
  * transaction without savepoints, and after COMMIT returned calls each
  * job's done() once (the HTTP layer resumes exactly that connection).
- * While checks announced by expect(+1) are still being computed, the
- * writer holds the commit back for at most LINGER_US so they share it:
- * a commit rewrites the same index pages whether it holds one check or
- * ten, so fewer, larger commits write fewer bytes per check.
+ * It commits what is queued at once: checks queued while it commits
+ * share the next commit, and nothing waits for a check still being
+ * computed (holding a commit back for them -- up to 500 us, until issue
+ * #16's third pass -- left one core idle while four connections' checks
+ * were committed together, and cost the writer a second sleep per
+ * commit).  When its queue is empty but checks announced by expect(+1)
+ * are still being computed, the writer does not go to sleep at once: it
+ * polls for up to POLL_US, yielding the CPU to any thread that has work,
+ * so the check it is about to get needs no futex wake-up (on a VM a
+ * sleep and wake-up cost tens of microseconds of CPU each, more than the
+ * poll; store_profile.py).
  * If a statement fails, the transaction is rolled back and the batch run
  * again without the failing check, which is answered alone with its own
  * error: one bad check never sinks the others.  A COMMIT that fails
@@ -34,6 +41,7 @@
 #include "server/store_int.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,8 +50,8 @@
 #include "server/log.h"
 
 #define BATCH_MAX 256		/* checks committed together, at most */
-#define LINGER_US 500		/* how long a commit waits for expected
-				   checks */
+#define POLL_US 200		/* how long an idle writer polls for the
+				   checks being computed */
 #define CKPT_STEP (16 << 20)	/* bytes of WAL growth between passes */
 #define CKPT_SECONDS 2		/* a pass at least this often, if due */
 #define CKPT_CAP (256 << 20)	/* bytes of WAL that restart it (the
@@ -234,32 +242,43 @@ wal_hook(void *arg, sqlite3 *db, const char *name, int frames)
 	return SQLITE_OK;
 }
 
-/* Hold the commit back (qmu held) until the checks being computed are
-   queued, LINGER_US at most; woken once, by the last of them. */
-static void
-linger(struct store_sqlite *s)
+/* Microseconds from t0 to now (CLOCK_MONOTONIC). */
+static long
+since_us(const struct timespec *t0)
 {
-	struct timespec until;
+	struct timespec t;
 
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_nsec += LINGER_US * 1000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
-	s->lingering = true;
-	while (atomic_load(&s->expected) > 0 && !s->stop && s->lingering)
-		if (pthread_cond_timedwait(&s->qcv, &s->qmu, &until) ==
-		    ETIMEDOUT)
-			break;
-	s->lingering = false;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (long)(t.tv_sec - t0->tv_sec) * 1000000L +
+	    (t.tv_nsec - t0->tv_nsec) / 1000L;
 }
 
 /*
- * Whether a request thread that just queued work or lowered expected
- * (qmu held) should wake the writer: only when it waits for exactly
- * that, and only once (the flag is cleared here).  The caller signals
- * qcv after unlocking qmu, so the writer does not wake into a held lock.
+ * The queue is empty (qmu held): while checks are being computed, poll
+ * for the first of them POLL_US at most without the lock, yielding the
+ * CPU each time (a request thread that has work runs first); nothing
+ * signals a writer that is not idle.  Returns with qmu held.
+ */
+static void
+poll_for_work(struct store_sqlite *s)
+{
+	struct timespec t0;
+
+	if (atomic_load(&s->expected) <= 0 || s->stop)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	pthread_mutex_unlock(&s->qmu);
+	while (atomic_load(&s->queued) == 0 &&
+	    atomic_load(&s->expected) > 0 && since_us(&t0) < POLL_US)
+		sched_yield();
+	pthread_mutex_lock(&s->qmu);
+}
+
+/*
+ * Whether a request thread that just queued work (qmu held) should wake
+ * the writer: only when it sleeps, and only once (the flag is cleared
+ * here).  The caller signals qcv after unlocking qmu, so the writer does
+ * not wake into a held lock.
  */
 static bool
 writer_wake_due(struct store_sqlite *s)
@@ -268,14 +287,10 @@ writer_wake_due(struct store_sqlite *s)
 		s->idle = false;
 		return true;
 	}
-	if (s->lingering && atomic_load(&s->expected) <= 0) {
-		s->lingering = false;
-		return true;
-	}
 	return false;
 }
 
-/* Lower expected by one (qmu held), never below 0. */
+/* Lower expected by one, never below 0. */
 static void
 expected_drop(struct store_sqlite *s)
 {
@@ -300,6 +315,8 @@ writer_loop(void *arg)
 		struct reader *rd = NULL;
 		size_t n = 0, i;
 
+		if (s->whead == NULL && s->jhead == NULL)
+			poll_for_work(s);
 		while (s->whead == NULL && s->jhead == NULL && !s->stop) {
 			s->idle = true;
 			pthread_cond_wait(&s->qcv, &s->qmu);
@@ -307,17 +324,17 @@ writer_loop(void *arg)
 		s->idle = false;
 		if (s->whead == NULL && s->jhead == NULL)
 			break;	/* stopping, and nothing left to write */
-		if (s->whead != NULL && atomic_load(&s->expected) > 0 &&
-		    !s->stop)
-			linger(s);
 		jobs = s->jhead;
 		s->jhead = s->jtail = NULL;
+		for (j = jobs; j != NULL; j = j->next)
+			atomic_fetch_sub(&s->queued, 1);
 		while (s->whead != NULL && n < BATCH_MAX) {
 			all[n++] = s->whead;
 			s->whead = s->whead->next;
 		}
 		if (s->whead == NULL)
 			s->wtail = NULL;
+		atomic_fetch_sub(&s->queued, (int)n);
 		pthread_mutex_unlock(&s->qmu);
 
 		if (s->shared)
@@ -438,6 +455,7 @@ store_put_check_async(void *self, struct store_write *w)
 	else
 		s->wtail->next = w;
 	s->wtail = w;
+	atomic_fetch_add(&s->queued, 1);
 	if (w->expected)
 		expected_drop(s);
 	wake = writer_wake_due(s);
@@ -447,25 +465,20 @@ store_put_check_async(void *self, struct store_write *w)
 	return 0;
 }
 
-/* +1: a check is being computed (no lock: nobody waits for a rise);
-   -1: it will not be queued after all. */
+/* +1: a check is being computed (the writer may poll for it); -1: it
+   will not be queued after all.  No lock and no wake-up: a polling
+   writer sees the drop, a sleeping one does not need it. */
 void
 store_expect(void *self, int n)
 {
 	struct store_sqlite *s = self;
-	bool wake;
 
 	if (n >= 0) {
 		atomic_fetch_add(&s->expected, n);
 		return;
 	}
-	pthread_mutex_lock(&s->qmu);
 	for (; n < 0; n++)
 		expected_drop(s);
-	wake = writer_wake_due(s);
-	pthread_mutex_unlock(&s->qmu);
-	if (wake)
-		pthread_cond_signal(&s->qcv);
 }
 
 /* put_check: the queued write, waited for on its own condition. */
@@ -532,7 +545,7 @@ store_job_run(struct store_sqlite *s, struct job *j)
 	else
 		s->jtail->next = j;
 	s->jtail = j;
-	s->lingering = false;	/* a job does not wait for checks */
+	atomic_fetch_add(&s->queued, 1);
 	s->idle = false;
 	pthread_cond_signal(&s->qcv);
 	while (!j->done)
