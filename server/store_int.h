@@ -127,11 +127,6 @@ struct store_sqlite {
 	struct store_write *wtail;
 	struct job *jhead;	/* other writes, in order */
 	struct job *jtail;
-	atomic_int expected;	/* checks being computed that will be
-				   queued (store_ops.expect): raised
-				   without qmu, lowered under it */
-	atomic_int queued;	/* writes and jobs queued: raised under
-				   qmu, read by the polling writer */
 	bool idle;		/* the writer sleeps on qcv: the next
 				   write or job signals it (and clears
 				   this, so only one does) */
@@ -247,11 +242,10 @@ void store_writer_stop(struct store_sqlite *s);
 /* Queue j and wait until the writer ran it; j->rv. */
 int store_job_run(struct store_sqlite *s, struct job *j);
 
-/* store_ops.put_check, put_check_async and expect. */
+/* store_ops.put_check and put_check_async. */
 int store_put_check(void *self, const struct store_check *c,
     struct err *e);
 int store_put_check_async(void *self, struct store_write *w);
-void store_expect(void *self, int n);
 
 /* ---- store_vfs.c ------------------------------------------------------- */
 

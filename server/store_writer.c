@@ -9,15 +9,10 @@
  * job's done() once (the HTTP layer resumes exactly that connection).
  * It commits what is queued at once: checks queued while it commits
  * share the next commit, and nothing waits for a check still being
- * computed (holding a commit back for them -- up to 500 us, until issue
- * #16's third pass -- left one core idle while four connections' checks
- * were committed together, and cost the writer a second sleep per
- * commit).  When its queue is empty but checks announced by expect(+1)
- * are still being computed, the writer does not go to sleep at once: it
- * polls for up to POLL_US, yielding the CPU to any thread that has work,
- * so the check it is about to get needs no futex wake-up (on a VM a
- * sleep and wake-up cost tens of microseconds of CPU each, more than the
- * poll; store_profile.py).
+ * computed.  (Until issue #16's third pass it held a commit back up to
+ * 500 us for checks announced as on their way: at 4 connections that
+ * committed the four requests together while the other core idled, and
+ * cost the writer a second sleep and wake-up per commit.)
  * If a statement fails, the transaction is rolled back and the batch run
  * again without the failing check, which is answered alone with its own
  * error: one bad check never sinks the others.  A COMMIT that fails
@@ -41,7 +36,6 @@
 #include "server/store_int.h"
 
 #include <errno.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,8 +44,6 @@
 #include "server/log.h"
 
 #define BATCH_MAX 256		/* checks committed together, at most */
-#define POLL_US 200		/* how long an idle writer polls for the
-				   checks being computed */
 #define CKPT_STEP (16 << 20)	/* bytes of WAL growth between passes */
 #define CKPT_SECONDS 2		/* a pass at least this often, if due */
 #define CKPT_CAP (256 << 20)	/* bytes of WAL that restart it (the
@@ -242,38 +234,6 @@ wal_hook(void *arg, sqlite3 *db, const char *name, int frames)
 	return SQLITE_OK;
 }
 
-/* Microseconds from t0 to now (CLOCK_MONOTONIC). */
-static long
-since_us(const struct timespec *t0)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (long)(t.tv_sec - t0->tv_sec) * 1000000L +
-	    (t.tv_nsec - t0->tv_nsec) / 1000L;
-}
-
-/*
- * The queue is empty (qmu held): while checks are being computed, poll
- * for the first of them POLL_US at most without the lock, yielding the
- * CPU each time (a request thread that has work runs first); nothing
- * signals a writer that is not idle.  Returns with qmu held.
- */
-static void
-poll_for_work(struct store_sqlite *s)
-{
-	struct timespec t0;
-
-	if (atomic_load(&s->expected) <= 0 || s->stop)
-		return;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	pthread_mutex_unlock(&s->qmu);
-	while (atomic_load(&s->queued) == 0 &&
-	    atomic_load(&s->expected) > 0 && since_us(&t0) < POLL_US)
-		sched_yield();
-	pthread_mutex_lock(&s->qmu);
-}
-
 /*
  * Whether a request thread that just queued work (qmu held) should wake
  * the writer: only when it sleeps, and only once (the flag is cleared
@@ -290,17 +250,6 @@ writer_wake_due(struct store_sqlite *s)
 	return false;
 }
 
-/* Lower expected by one, never below 0. */
-static void
-expected_drop(struct store_sqlite *s)
-{
-	int n = atomic_load(&s->expected);
-
-	while (n > 0 && !atomic_compare_exchange_weak(&s->expected, &n,
-	    n - 1))
-		;
-}
-
 static void *
 writer_loop(void *arg)
 {
@@ -315,8 +264,6 @@ writer_loop(void *arg)
 		struct reader *rd = NULL;
 		size_t n = 0, i;
 
-		if (s->whead == NULL && s->jhead == NULL)
-			poll_for_work(s);
 		while (s->whead == NULL && s->jhead == NULL && !s->stop) {
 			s->idle = true;
 			pthread_cond_wait(&s->qcv, &s->qmu);
@@ -326,15 +273,12 @@ writer_loop(void *arg)
 			break;	/* stopping, and nothing left to write */
 		jobs = s->jhead;
 		s->jhead = s->jtail = NULL;
-		for (j = jobs; j != NULL; j = j->next)
-			atomic_fetch_sub(&s->queued, 1);
 		while (s->whead != NULL && n < BATCH_MAX) {
 			all[n++] = s->whead;
 			s->whead = s->whead->next;
 		}
 		if (s->whead == NULL)
 			s->wtail = NULL;
-		atomic_fetch_sub(&s->queued, (int)n);
 		pthread_mutex_unlock(&s->qmu);
 
 		if (s->shared)
@@ -455,30 +399,11 @@ store_put_check_async(void *self, struct store_write *w)
 	else
 		s->wtail->next = w;
 	s->wtail = w;
-	atomic_fetch_add(&s->queued, 1);
-	if (w->expected)
-		expected_drop(s);
 	wake = writer_wake_due(s);
 	pthread_mutex_unlock(&s->qmu);
 	if (wake)
 		pthread_cond_signal(&s->qcv);
 	return 0;
-}
-
-/* +1: a check is being computed (the writer may poll for it); -1: it
-   will not be queued after all.  No lock and no wake-up: a polling
-   writer sees the drop, a sleeping one does not need it. */
-void
-store_expect(void *self, int n)
-{
-	struct store_sqlite *s = self;
-
-	if (n >= 0) {
-		atomic_fetch_add(&s->expected, n);
-		return;
-	}
-	for (; n < 0; n++)
-		expected_drop(s);
 }
 
 /* put_check: the queued write, waited for on its own condition. */
@@ -545,7 +470,6 @@ store_job_run(struct store_sqlite *s, struct job *j)
 	else
 		s->jtail->next = j;
 	s->jtail = j;
-	atomic_fetch_add(&s->queued, 1);
 	s->idle = false;
 	pthread_cond_signal(&s->qcv);
 	while (!j->done)
