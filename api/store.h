@@ -150,8 +150,6 @@ struct store_write {
 	void *arg;			/* the caller's */
 	int rv;				/* 0 or a negative enum err_code */
 	struct err e;			/* why, when rv != 0 */
-	bool expected;			/* announced with expect(+1): queueing
-					   it takes the -1 */
 	struct store_write *next;	/* the store's queue link */
 };
 
@@ -187,12 +185,6 @@ struct store_ops {
 	   error (the store is closing) and done never runs.  NULL: the
 	   backend only has put_check. */
 	int (*put_check_async)(void *self, struct store_write *w);
-	/* A hint for group commits: n = +1 when a request starts computing
-	   a check it will queue, -1 when it will not after all (a write
-	   queued with w->expected takes its own -1).  The writer holds a
-	   commit back briefly while such checks are on their way, so they
-	   share it.  NULL: no hint. */
-	void (*expect)(void *self, int n);
 	/* 0 when a write succeeds and the schema is current. */
 	int (*ready)(void *self, struct err *e);
 	/* Size and error counters; cannot fail. */

@@ -385,12 +385,8 @@ store_and_answer(struct api_ctx *ctx, const struct api_req *req,
 		if (answer_prior(ctx, req, team, fp, resp) != ERR_NOTFOUND)
 			return;	/* answered: the stored check, 409 or 503 */
 	}
-	/* The writer may hold a commit back for this check (group commit);
-	   every way out below either queues it or takes the hint back. */
-	if (queue && ops->expect != NULL)
-		ops->expect(ctx->store.self, 1);
 	if (run_check(&r, ctx, req, s, resp) != 0)
-		goto unexpect;
+		return;
 	if (s->dry_run) {
 		text = encode_report_json_text(r, NULL, &len);
 		if (text == NULL) {
@@ -403,12 +399,11 @@ store_and_answer(struct api_ctx *ctx, const struct api_req *req,
 	}
 	p = pending_new(ctx, req, r, s, team, fp, resp);
 	if (p == NULL)
-		goto unexpect;
+		return;
 	p->fmt = fmt;
 	if (queue) {
 		/* Suspended until the commit: no thread waits for it. */
 		p->w.done = pending_wake;
-		p->w.expected = ops->expect != NULL;
 		p->wake = req->wake;
 		p->wake_arg = req->wake_arg;
 		if (ops->put_check_async(ctx->store.self, &p->w) == 0) {
@@ -416,16 +411,10 @@ store_and_answer(struct api_ctx *ctx, const struct api_req *req,
 			return;
 		}
 		p->w.rv = p->w.e.code != ERR_OK ? p->w.e.code : ERR_STORE;
-		if (ops->expect != NULL)
-			ops->expect(ctx->store.self, -1);
 	} else {
 		p->w.rv = ops->put_check(ctx->store.self, &p->c, &p->w.e);
 	}
 	finish_check(ctx, req, p, resp);
-	return;
-unexpect:
-	if (queue && ops->expect != NULL)
-		ops->expect(ctx->store.self, -1);
 }
 
 /* createCheck: POST /v1/checks */

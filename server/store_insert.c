@@ -221,6 +221,21 @@ finding_item(char *item, bool first, long long rule, int sev,
 	return k;
 }
 
+/* Whether an error or warning among the RULE_LOOKBACK findings before
+   i has i's rule id (INSERT OR IGNORE catches the rest). */
+#define RULE_LOOKBACK 16
+static bool
+rule_entered(const struct store_check *c, const long long *ids, size_t i)
+{
+	size_t j = i > RULE_LOOKBACK ? i - RULE_LOOKBACK : 0;
+
+	for (; j < i; j++)
+		if (ids[j] == ids[i] &&
+		    severity_code(c->findings[j].severity) <= 1)
+			return true;
+	return false;
+}
+
 /*
  * Insert c: its row, with the findings as [[rule, severity, line], ...]
  * (migrations/0006), then a check_rules entry per distinct error or
@@ -300,6 +315,8 @@ store_insert_check(struct store_sqlite *s, const struct store_check *c,
 	for (i = 0; i < c->nfindings; i++) {
 		if (severity_code(c->findings[i].severity) > 1)
 			continue;	/* info: not filtered by */
+		if (rule_entered(c, ids, i))
+			continue;	/* one entry per rule: a statement less */
 		if (sqlite3_bind_text(r, 1, c->team, -1, SQLITE_STATIC) ||
 		    sqlite3_bind_int64(r, 2, ids[i]) ||
 		    sqlite3_bind_int64(r, 3,

@@ -127,14 +127,9 @@ struct store_sqlite {
 	struct store_write *wtail;
 	struct job *jhead;	/* other writes, in order */
 	struct job *jtail;
-	atomic_int expected;	/* checks being computed that will be
-				   queued (store_ops.expect): raised
-				   without qmu, lowered under it */
-	bool idle;		/* the writer waits for work: the next
-				   write or job signals qcv (and clears
+	bool idle;		/* the writer sleeps on qcv: the next
+				   write or job signals it (and clears
 				   this, so only one does) */
-	bool lingering;		/* the writer waits for expected checks:
-				   signal qcv when expected drops to 0 */
 	bool stop;
 	long long write_errors;	/* failed writes since start */
 	pthread_t writer_thread;
@@ -247,11 +242,10 @@ void store_writer_stop(struct store_sqlite *s);
 /* Queue j and wait until the writer ran it; j->rv. */
 int store_job_run(struct store_sqlite *s, struct job *j);
 
-/* store_ops.put_check, put_check_async and expect. */
+/* store_ops.put_check and put_check_async. */
 int store_put_check(void *self, const struct store_check *c,
     struct err *e);
 int store_put_check_async(void *self, struct store_write *w);
-void store_expect(void *self, int n);
 
 /* ---- store_vfs.c ------------------------------------------------------- */
 

@@ -297,7 +297,6 @@ store_sqlite_read(struct store_sqlite *s,
 static const struct store_ops sqlite_ops = {
 	.put_check = store_put_check,
 	.put_check_async = store_put_check_async,
-	.expect = store_expect,
 	.get_check = store_get_check,
 	.get_by_idem = store_get_by_idem,
 	.list_checks = store_list_checks,

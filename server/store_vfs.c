@@ -567,6 +567,11 @@ v_time64(sqlite3_vfs *v, sqlite3_int64 *out)
 static void
 register_vfs(void)
 {
+	/* Before the library starts (a no-op after): no process-wide memory
+	   statistics, which SQLite keeps under one global mutex taken on
+	   every allocation -- of every connection, on every thread; nothing
+	   here reads them (sqlite3_memory_used). */
+	(void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 	if (sqlite3_initialize() != SQLITE_OK)
 		return;
 	real_vfs = sqlite3_vfs_find(NULL);

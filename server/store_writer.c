@@ -7,10 +7,12 @@
  * queued (up to BATCH_MAX checks), validates it, inserts it in one
  * transaction without savepoints, and after COMMIT returned calls each
  * job's done() once (the HTTP layer resumes exactly that connection).
- * While checks announced by expect(+1) are still being computed, the
- * writer holds the commit back for at most LINGER_US so they share it:
- * a commit rewrites the same index pages whether it holds one check or
- * ten, so fewer, larger commits write fewer bytes per check.
+ * It commits what is queued at once: checks queued while it commits
+ * share the next commit, and nothing waits for a check still being
+ * computed.  (Until issue #16's third pass it held a commit back up to
+ * 500 us for checks announced as on their way: at 4 connections that
+ * committed the four requests together while the other core idled, and
+ * cost the writer a second sleep and wake-up per commit.)
  * If a statement fails, the transaction is rolled back and the batch run
  * again without the failing check, which is answered alone with its own
  * error: one bad check never sinks the others.  A COMMIT that fails
@@ -42,8 +44,6 @@
 #include "server/log.h"
 
 #define BATCH_MAX 256		/* checks committed together, at most */
-#define LINGER_US 500		/* how long a commit waits for expected
-				   checks */
 #define CKPT_STEP (16 << 20)	/* bytes of WAL growth between passes */
 #define CKPT_SECONDS 2		/* a pass at least this often, if due */
 #define CKPT_CAP (256 << 20)	/* bytes of WAL that restart it (the
@@ -234,32 +234,11 @@ wal_hook(void *arg, sqlite3 *db, const char *name, int frames)
 	return SQLITE_OK;
 }
 
-/* Hold the commit back (qmu held) until the checks being computed are
-   queued, LINGER_US at most; woken once, by the last of them. */
-static void
-linger(struct store_sqlite *s)
-{
-	struct timespec until;
-
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_nsec += LINGER_US * 1000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
-	s->lingering = true;
-	while (atomic_load(&s->expected) > 0 && !s->stop && s->lingering)
-		if (pthread_cond_timedwait(&s->qcv, &s->qmu, &until) ==
-		    ETIMEDOUT)
-			break;
-	s->lingering = false;
-}
-
 /*
- * Whether a request thread that just queued work or lowered expected
- * (qmu held) should wake the writer: only when it waits for exactly
- * that, and only once (the flag is cleared here).  The caller signals
- * qcv after unlocking qmu, so the writer does not wake into a held lock.
+ * Whether a request thread that just queued work (qmu held) should wake
+ * the writer: only when it sleeps, and only once (the flag is cleared
+ * here).  The caller signals qcv after unlocking qmu, so the writer does
+ * not wake into a held lock.
  */
 static bool
 writer_wake_due(struct store_sqlite *s)
@@ -268,22 +247,7 @@ writer_wake_due(struct store_sqlite *s)
 		s->idle = false;
 		return true;
 	}
-	if (s->lingering && atomic_load(&s->expected) <= 0) {
-		s->lingering = false;
-		return true;
-	}
 	return false;
-}
-
-/* Lower expected by one (qmu held), never below 0. */
-static void
-expected_drop(struct store_sqlite *s)
-{
-	int n = atomic_load(&s->expected);
-
-	while (n > 0 && !atomic_compare_exchange_weak(&s->expected, &n,
-	    n - 1))
-		;
 }
 
 static void *
@@ -307,9 +271,6 @@ writer_loop(void *arg)
 		s->idle = false;
 		if (s->whead == NULL && s->jhead == NULL)
 			break;	/* stopping, and nothing left to write */
-		if (s->whead != NULL && atomic_load(&s->expected) > 0 &&
-		    !s->stop)
-			linger(s);
 		jobs = s->jhead;
 		s->jhead = s->jtail = NULL;
 		while (s->whead != NULL && n < BATCH_MAX) {
@@ -438,34 +399,11 @@ store_put_check_async(void *self, struct store_write *w)
 	else
 		s->wtail->next = w;
 	s->wtail = w;
-	if (w->expected)
-		expected_drop(s);
 	wake = writer_wake_due(s);
 	pthread_mutex_unlock(&s->qmu);
 	if (wake)
 		pthread_cond_signal(&s->qcv);
 	return 0;
-}
-
-/* +1: a check is being computed (no lock: nobody waits for a rise);
-   -1: it will not be queued after all. */
-void
-store_expect(void *self, int n)
-{
-	struct store_sqlite *s = self;
-	bool wake;
-
-	if (n >= 0) {
-		atomic_fetch_add(&s->expected, n);
-		return;
-	}
-	pthread_mutex_lock(&s->qmu);
-	for (; n < 0; n++)
-		expected_drop(s);
-	wake = writer_wake_due(s);
-	pthread_mutex_unlock(&s->qmu);
-	if (wake)
-		pthread_cond_signal(&s->qcv);
 }
 
 /* put_check: the queued write, waited for on its own condition. */
@@ -532,7 +470,6 @@ store_job_run(struct store_sqlite *s, struct job *j)
 	else
 		s->jtail->next = j;
 	s->jtail = j;
-	s->lingering = false;	/* a job does not wait for checks */
 	s->idle = false;
 	pthread_cond_signal(&s->qcv);
 	while (!j->done)
