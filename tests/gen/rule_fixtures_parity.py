@@ -19,9 +19,8 @@ X = base.X
 S = {}
 
 
-def rule(rid, fail, ok, hdr="", drop=(), root=False, pass_hdr=None):
-    S[rid] = dict(fail=fail, ok=ok, hdr=hdr, drop=drop, root=root,
-                  pass_hdr=hdr if pass_hdr is None else pass_hdr)
+def rule(rid, fail, ok, **kw):
+    S[rid] = base.spec(fail, ok, **kw)
 
 
 def plugin(name, cls):
@@ -295,16 +294,7 @@ rule("compile.options_disallowed_key",
 
 
 def main():
-    outdir = sys.argv[1] if len(sys.argv) > 1 else "tests/fixtures/rules"
-    for rid, s in S.items():
-        for kind, body, hdr, mark in (("fail", s["fail"], s["hdr"], True),
-                                      ("pass", s["ok"], s["pass_hdr"], False)):
-            if not mark:
-                body = body.replace(X, "")
-            text = base.render(rid, body, hdr, s["drop"], s["root"], mark)
-            with open(os.path.join(outdir, f"{rid}.{kind}.yaml"), "w") as f:
-                f.write(text)
-    print(len(S), "rules")
+    base.write_all(S)
 
 
 if __name__ == "__main__":

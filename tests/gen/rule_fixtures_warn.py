@@ -22,9 +22,14 @@ BASE = [
 S = {}
 
 
-def rule(rid, fail, ok, hdr="", drop=(), root=False, pass_hdr=None):
-    S[rid] = dict(fail=fail, ok=ok, hdr=hdr, drop=drop, root=root,
-                  pass_hdr=hdr if pass_hdr is None else pass_hdr)
+def spec(fail, ok, hdr="", drop=(), root=False, pass_hdr=None):
+    """One rule's fixtures: its fail and pass bodies and their headers."""
+    return dict(fail=fail, ok=ok, hdr=hdr, drop=drop, root=root,
+                pass_hdr=hdr if pass_hdr is None else pass_hdr)
+
+
+def rule(rid, fail, ok, **kw):
+    S[rid] = spec(fail, ok, **kw)
 
 
 def keys_of(body):
@@ -353,9 +358,11 @@ rule("platform.rocm_deepspeed", f"deepspeed: deepspeed_configs/zero2.json  {X}",
 rule("save.saves_per_epoch_conversion", f"saves_per_epoch: 2  {X}", "save_steps: 100")
 
 
-def main():
+def write_all(specs):
+    """Write each spec's fail and pass fixture into argv[1] (default
+    tests/fixtures/rules)."""
     outdir = sys.argv[1] if len(sys.argv) > 1 else "tests/fixtures/rules"
-    for rid, s in S.items():
+    for rid, s in specs.items():
         for kind, body, hdr, mark in (("fail", s["fail"], s["hdr"], True),
                                       ("pass", s["ok"], s["pass_hdr"], False)):
             if not mark:
@@ -363,7 +370,11 @@ def main():
             text = render(rid, body, hdr, s["drop"], s["root"], mark)
             with open(os.path.join(outdir, f"{rid}.{kind}.yaml"), "w") as f:
                 f.write(text)
-    print(len(S), "rules")
+    print(len(specs), "rules")
+
+
+def main():
+    write_all(S)
 
 
 if __name__ == "__main__":
