@@ -42,23 +42,17 @@ $1 == "field" { f[nf++] = sprintf("\t{ %s, %s, %s, %s, %s, %s },", c($2), c($3),
 $1 == "model" { m[nm++] = sprintf("\t{ %s, %s },", c($2), c($3)) }
 $1 == "enum" { v = $3; for (i = 4; i <= NF; i++) v = v "\t" $i; e[ne++] = sprintf("\t{ %s, %s },", c($2), c(v)) }
 $1 == "plugin" { p[np++] = sprintf("\t{ %s, %s },", c($2), c($3)) }
+function table(type, name, rows, n,    i) {
+	print "const struct " type " " name "[] = {"
+	for (i = 0; i < n; i++) print rows[i]
+	print "};"
+	print "const size_t " name "_len = " n ";"
+}
 END {
-	print "const struct schema_field schema_fields[] = {"
-	for (i = 0; i < nf; i++) print f[i]
-	print "};"
-	print "const size_t schema_fields_len = " nf ";"
-	print "const struct schema_model schema_models[] = {"
-	for (i = 0; i < nm; i++) print m[i]
-	print "};"
-	print "const size_t schema_models_len = " nm ";"
-	print "const struct schema_enum schema_enums[] = {"
-	for (i = 0; i < ne; i++) print e[i]
-	print "};"
-	print "const size_t schema_enums_len = " ne ";"
-	print "const struct schema_plugin schema_plugins[] = {"
-	for (i = 0; i < np; i++) print p[i]
-	print "};"
-	print "const size_t schema_plugins_len = " np ";"
+	table("schema_field", "schema_fields", f, nf)
+	table("schema_model", "schema_models", m, nm)
+	table("schema_enum", "schema_enums", e, ne)
+	table("schema_plugin", "schema_plugins", p, np)
 }' "$d/axolotl-models.tsv"
 fi
 echo
