@@ -129,16 +129,23 @@ body_owner(const struct req *r)
 	return r->rt.access == ACCESS_CI ? NULL : r->team;
 }
 
+/* Give n bytes r had taken back to the server's body budget and to its
+   team's (body_reserve). */
+static void
+body_release(struct req *r, size_t n)
+{
+	pthread_mutex_lock(&r->s->mu);
+	r->s->body_bytes -= n;
+	pthread_mutex_unlock(&r->s->mu);
+	gate_hold(r->s->gate, body_owner(r), -(long long)n, false);
+}
+
 /* Free r's body and give its bytes back to the server's budget. */
 static void
 body_free(struct req *r)
 {
-	if (r->cap > 0) {
-		pthread_mutex_lock(&r->s->mu);
-		r->s->body_bytes -= r->cap;
-		pthread_mutex_unlock(&r->s->mu);
-		gate_hold(r->s->gate, body_owner(r), -(long long)r->cap, false);
-	}
+	if (r->cap > 0)
+		body_release(r, r->cap);
 	free(r->body);
 	r->body = NULL;
 	r->len = r->cap = 0;
@@ -539,11 +546,7 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 			}
 			nb = realloc(r->body, cap);
 			if (nb == NULL) {
-				pthread_mutex_lock(&s->mu);
-				s->body_bytes -= cap - r->cap;
-				pthread_mutex_unlock(&s->mu);
-				gate_hold(s->gate, body_owner(r),
-				    -(long long)(cap - r->cap), false);
+				body_release(r, cap - r->cap);
 				return MHD_NO;
 			}
 			r->body = nb;
