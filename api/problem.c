@@ -214,6 +214,7 @@ api_problem_err(struct api_resp *resp, const struct err *e)
 		    "%s", e->msg);
 		return;
 	case ERR_STORE:
+	case ERR_TAKEN:		/* answered with the winner before this */
 		/* The message may name files or SQL: never show it. */
 		api_problem(resp, 503, "store-unavailable",
 		    "Service Unavailable", NULL,

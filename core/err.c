@@ -72,6 +72,8 @@ err_code_name(enum err_code code)
 		return "limit";
 	case ERR_BUSY:
 		return "busy";
+	case ERR_TAKEN:
+		return "taken";
 	}
 	return "unknown";
 }

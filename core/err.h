@@ -18,7 +18,10 @@ enum err_code {
 	ERR_STORE = -5,		/* SQLite failed; msg holds its text */
 	ERR_INTERNAL = -6,	/* a bug; an invariant did not hold */
 	ERR_LIMIT = -7,		/* input exceeds a configured limit */
-	ERR_BUSY = -8		/* a time budget was spent; retry later */
+	ERR_BUSY = -8,		/* a time budget was spent; retry later */
+	ERR_TAKEN = -9		/* a unique key is stored already (a
+				   request that lost an Idempotency-Key
+				   race): not a failure of the store */
 };
 
 struct err_loc {

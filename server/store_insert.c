@@ -237,6 +237,22 @@ rule_entered(const struct store_check *c, const long long *ids, size_t i)
 }
 
 /*
+ * Whether the insert of c just failed because its team already stored
+ * its Idempotency-Key: a request that lost the race to a concurrent one
+ * with the same key, answered with the winner's check (api/submit.c),
+ * which is neither logged as a database error nor counted as one (any
+ * client can cause it).  The only other unique keys of checks are the
+ * id and seq, which an idempotent retry does not share.
+ */
+static bool
+idem_taken(sqlite3 *db, const struct store_check *c)
+{
+	return c->idem_key != NULL &&
+	    sqlite3_extended_errcode(db) == SQLITE_CONSTRAINT_UNIQUE &&
+	    strstr(sqlite3_errmsg(db), "idem_key") != NULL;
+}
+
+/*
  * Insert c: its row, with the findings as [[rule, severity, line], ...]
  * (migrations/0006), then a check_rules entry per distinct error or
  * warning rule.  The key is store_id_seq(id); should another id already
@@ -308,6 +324,11 @@ store_insert_check(struct store_sqlite *s, const struct store_check *c,
 			    "(an id not made by this server); stored under "
 			    "the next free key", c->id);
 			continue;
+		}
+		if (idem_taken(w->db, c)) {
+			rv = err_set(e, ERR_TAKEN, NULL, "the Idempotency-Key "
+			    "is stored already");
+			goto out;
 		}
 		rv = store_db_fail(s, w->db, e, "insert check");
 		goto out;

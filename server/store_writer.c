@@ -310,7 +310,7 @@ writer_loop(void *arg)
 			pthread_cond_signal(&j->cv);
 		}
 		for (i = 0; i < n; i++)
-			if (all[i]->rv != 0)
+			if (all[i]->rv != 0 && all[i]->rv != ERR_TAKEN)
 				s->write_errors++;
 		pthread_mutex_unlock(&s->qmu);
 		for (i = 0; i < n; i++)
