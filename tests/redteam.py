@@ -43,6 +43,10 @@
  12. the CI team's budget spent by anyone: unsigned POSTs to /v1/ci/checks
     (no secret needed) took the CI team's checks per minute, so its real,
     signed deliveries got 429;
+ 13. YAML %TAG directives: libyaml compares each with every one before it
+    (quadratic), so 1 MiB of them held a request thread for seconds (tens
+    of seconds under ASan), where any other 1 MiB config takes
+    milliseconds;
 
 Usage: tests/redteam.py PREFLIGHT_BIN SHARED_DIR
 Prints 'N passed, N failed'; exits non-zero on any failure.
@@ -978,6 +982,50 @@ def test_ci_quota_unsigned(d):
     s.stop()
 
 
+# ---- 13. YAML directives ------------------------------------------------
+
+WORD = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_"
+
+
+def tag_handle(i):
+    """A distinct %TAG handle for each i (three word characters)."""
+    return "!%s%s%s!" % (WORD[i % 64], WORD[i // 64 % 64], WORD[i // 4096])
+
+
+def test_yaml_directives(d):
+    s = Server(d, "--auth", "token")
+    tok = s.token("red")
+    n = 78000
+    tags = "".join("%%TAG %s t\n" % tag_handle(i) for i in range(n))
+    plain = "# xxxxxxxxxx\n" * n
+    took = {}
+    res = {}
+    for name, head in (("comments", plain), ("directives", tags)):
+        t0 = time.time()
+        res[name] = s.request("POST", "/v1/checks?dry_run=true&gpus=1",
+                              head + "---\n" + CFG,
+                              {"Content-Type": "application/yaml"}, tok,
+                              timeout=120)
+        took[name] = time.time() - t0
+    st, _, j = res["directives"]
+    check("%d %%TAG directives (%d KB): refused (%d) in at most 10x the "
+          "time of as many comment lines (%.3f s vs %.3f s)" % (
+              n, len(tags) >> 10, st, took["directives"], took["comments"]),
+          st == 413 and "directives" in (j or {}).get("detail", "") and
+          took["directives"] < 10 * took["comments"] + 0.1,
+          (st, j, res["comments"][0]))
+    # A few directives, and lines starting with '%' inside a quoted
+    # scalar (no directives at all), are read as before.
+    few = "%YAML 1.1\n%TAG !e! tag:example.com,2000:\n---\n" + CFG
+    quoted = CFG + 'wandb_notes: "a\n' + "%d percent\n" * 500 + 'b"\n'
+    for name, cfg in (("two directives", few), ("'%' lines in a quoted "
+                      "scalar", quoted)):
+        st, _, j = s.request("POST", "/v1/checks?dry_run=true&gpus=1", cfg,
+                             {"Content-Type": "application/yaml"}, tok)
+        check("... %s: checked (%d)" % (name, st), st == 200, j)
+    s.stop()
+
+
 def main():
     d = tempfile.mkdtemp(prefix="preflight-redteam-")
     cases = [test_slowloris_many_addresses, test_plugins_suggestions,
@@ -986,7 +1034,7 @@ def main():
              test_refused_requests_freed, test_non_utf8_parameters,
              test_metrics_off_loopback, test_amplification,
              test_team_at_once, test_unread_answers, test_head_framing,
-             test_ci_quota_unsigned]
+             test_ci_quota_unsigned, test_yaml_directives]
     only = os.environ.get("REDTEAM_ONLY")
     try:
         for case in cases:
