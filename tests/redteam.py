@@ -47,6 +47,9 @@
     (quadratic), so 1 MiB of them held a request thread for seconds (tens
     of seconds under ASan), where any other 1 MiB config takes
     milliseconds;
+ 14. a line of many '#' characters (one comment, or a quoted value): the
+    suppression-marker scan counted lines from the start of the line again
+    at every '#', so a 1 MB line of them cost seconds;
 
 Usage: tests/redteam.py PREFLIGHT_BIN SHARED_DIR
 Prints 'N passed, N failed'; exits non-zero on any failure.
@@ -1026,6 +1029,44 @@ def test_yaml_directives(d):
     s.stop()
 
 
+# ---- 14. many '#' on one line --------------------------------------------
+
+def test_hash_line(d):
+    s = Server(d, "--auth", "token")
+    tok = s.token("red")
+    n = 1000000
+    took = {}
+    res = {}
+    for name, tail in (("one comment of letters", "# " + "x" * n),
+                       ("one comment of '#'", "#" * n),
+                       ("a quoted value of '#'", "wandb_notes: '%s'" %
+                        ("#" * n))):
+        t0 = time.time()
+        res[name] = s.request("POST", "/v1/checks?dry_run=true&gpus=1",
+                              CFG + tail + "\n",
+                              {"Content-Type": "application/yaml"}, tok,
+                              timeout=300)
+        took[name] = time.time() - t0
+    base = took["one comment of letters"]
+    for name in ("one comment of '#'", "a quoted value of '#'"):
+        check("%s (1 MB): checked (%d) in at most 10x the time of a comment "
+              "of letters (%.3f s vs %.3f s)" % (name, res[name][0],
+                                                  took[name], base),
+              res[name][0] == 200 and took[name] < 10 * base + 0.1,
+              res[name][2] if res[name][0] != 200 else "")
+    # Lines are still counted right: a marker after lines of '#' applies
+    # to the finding on its own line.
+    cfg = ("#" * 1000 + " # #\n") * 3 + CFG + \
+        "foo: 1 # preflight: ignore[schema.unknown_key_dropped] tested\n"
+    st, _, j = s.request("POST", "/v1/checks?dry_run=true&gpus=1", cfg,
+                         {"Content-Type": "application/yaml"}, tok)
+    sup = [(f["rule"], f["line"]) for f in (j or {}).get("suppressed", [])]
+    check("... a marker after such lines suppresses the finding of its "
+          "line (%s)" % sup, st == 200 and
+          sup == [("schema.unknown_key_dropped", 13)], (st, j))
+    s.stop()
+
+
 def main():
     d = tempfile.mkdtemp(prefix="preflight-redteam-")
     cases = [test_slowloris_many_addresses, test_plugins_suggestions,
@@ -1034,7 +1075,8 @@ def main():
              test_refused_requests_freed, test_non_utf8_parameters,
              test_metrics_off_loopback, test_amplification,
              test_team_at_once, test_unread_answers, test_head_framing,
-             test_ci_quota_unsigned, test_yaml_directives]
+             test_ci_quota_unsigned, test_yaml_directives,
+             test_hash_line]
     only = os.environ.get("REDTEAM_ONLY")
     try:
         for case in cases:
