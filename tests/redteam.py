@@ -1067,6 +1067,39 @@ def test_hash_line(d):
     s.stop()
 
 
+# ---- 15. methods that are not tokens --------------------------------------
+
+def test_bad_methods(d):
+    s = Server(d, "--auth", "token")
+    tok = s.token("red")
+    methods = [b"G\xffT", b"GET\x01", b"P\xc3\xa9ST", b"G\x7fT", b"GE(T"]
+    got = []
+    for i, m in enumerate(methods):
+        k = s.raw()
+        k.sendall(m + b" /v1/checks HTTP/1.1\r\nHost: localhost\r\n"
+                  b"X-Request-Id: badmethod-%d\r\nAuthorization: Bearer "
+                  % i + tok.encode() + b"\r\nConnection: close\r\n\r\n")
+        got.append(security.read_status(k)[0])
+        k.close()
+    st, _, _ = s.request("GET", "/v1/checks", token=tok)
+    check("methods that are not tokens (%s): 400 each, never 500 (%s)" %
+          (b", ".join(methods), got), got == [400] * len(methods), got)
+    logged = {}
+    for line in s.log_text().splitlines():
+        try:
+            j = json.loads(line)
+        except ValueError:
+            continue
+        if str(j.get("request_id", "")).startswith("badmethod-"):
+            logged[j["request_id"]] = (j.get("status"), j.get("method"))
+    want = dict(("badmethod-%d" % i, (400, "-"))
+                for i in range(len(methods)))
+    check("... each has its access-log line (status 400, method '-': no "
+          "bytes of it in the log) and the server still answers (%d)" % st,
+          logged == want and st == 200, logged)
+    s.stop()
+
+
 def main():
     d = tempfile.mkdtemp(prefix="preflight-redteam-")
     cases = [test_slowloris_many_addresses, test_plugins_suggestions,
@@ -1076,7 +1109,7 @@ def main():
              test_metrics_off_loopback, test_amplification,
              test_team_at_once, test_unread_answers, test_head_framing,
              test_ci_quota_unsigned, test_yaml_directives,
-             test_hash_line]
+             test_hash_line, test_bad_methods]
     only = os.environ.get("REDTEAM_ONLY")
     try:
         for case in cases:
