@@ -1100,6 +1100,53 @@ def test_bad_methods(d):
     s.stop()
 
 
+# ---- 16. problems that quote the request -------------------------------
+
+def test_problem_utf8(d):
+    s = Server(d, "--auth", "token")
+    tok = s.token("red")
+    cases = []
+    for ct in (b"\xff\xfe", b"application/\xc3", "application/" +
+               "\u00e9" * 60, "x" + "\u00e9" * 60):
+        k = s.raw()
+        k.sendall(b"POST /v1/checks?gpus=1 HTTP/1.1\r\nHost: localhost\r\n"
+                  b"Authorization: Bearer " + tok.encode() + b"\r\n"
+                  b"Content-Type: " + (ct if isinstance(ct, bytes) else
+                                       ct.encode()) +
+                  b"\r\nContent-Length: %d\r\nConnection: close\r\n\r\n"
+                  % len(CFG) + CFG.encode())
+        buf = b""
+        k.settimeout(5)
+        try:
+            while True:
+                got = k.recv(65536)
+                if not got:
+                    break
+                buf += got
+        except OSError:
+            pass
+        k.close()
+        head, _, body = buf.partition(b"\r\n\r\n")
+        try:
+            j = json.loads(body)
+        except ValueError:
+            j = None
+        cases.append(("Content-Type %r" % ct[:16], int(head.split(b" ")[1]),
+                      j, 415))
+    for pad in range(4):
+        st, _, j = s.request("POST", "/v1/checks?gpus=1&gpu=" + "x" * pad +
+                             "%C3%A9" * 600, CFG,
+                             {"Content-Type": "application/yaml"}, tok)
+        cases.append(("gpu=%s\u00e9 x 600" % ("x" * pad), st, j, 422))
+    bad = [(n, st, want) for n, st, j, want in cases
+           if st != want or not isinstance(j, dict) or
+           j.get("status") != want]
+    check("problems that quote request bytes that are not UTF-8, or cut "
+          "inside a character: their 4xx, never a 500 (%d cases)" %
+          len(cases), bad == [], bad)
+    s.stop()
+
+
 def main():
     d = tempfile.mkdtemp(prefix="preflight-redteam-")
     cases = [test_slowloris_many_addresses, test_plugins_suggestions,
@@ -1109,7 +1156,7 @@ def main():
              test_metrics_off_loopback, test_amplification,
              test_team_at_once, test_unread_answers, test_head_framing,
              test_ci_quota_unsigned, test_yaml_directives,
-             test_hash_line, test_bad_methods]
+             test_hash_line, test_bad_methods, test_problem_utf8]
     only = os.environ.get("REDTEAM_ONLY")
     try:
         for case in cases:
