@@ -50,6 +50,19 @@
  14. a line of many '#' characters (one comment, or a quoted value): the
     suppression-marker scan counted lines from the start of the line again
     at every '#', so a 1 MB line of them cost seconds;
+ 15. request methods that are not tokens (RFC 9110): a byte that is not
+    UTF-8 made the 405 answer a 500 and dropped the request's access-log
+    line (its JSON could not be built), so such requests left no trace;
+    control characters went into the log as written;
+ 16. problems that quote the request: a Content-Type that is not UTF-8,
+    or a value cut inside a UTF-8 character where the detail stops, made
+    the 4xx a 500 "out of memory" (jansson refuses the text);
+ 17. Idempotency-Key races counted as database failures: a team that
+    sends one key from several connections at once makes the losers'
+    inserts fail on the (team, key) index, each logged at level error and
+    counted in preflight_db_errors_total, so a client can raise the
+    operator's database alarm at will (skipped until the store change:
+    server/store_writer.c and store_sqlite.c; REDTEAM_NO_SKIP=1 runs it);
 
 Usage: tests/redteam.py PREFLIGHT_BIN SHARED_DIR
 Prints 'N passed, N failed'; exits non-zero on any failure.
