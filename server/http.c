@@ -286,7 +286,9 @@ respond(struct req *r, struct MHD_Connection *c, const char *method,
 	    framing_method_ok(method) ? method : "-", "route",
 	    r->rt.pattern, "status", ar->status, "duration_ms", secs * 1e3,
 	    "team", r->team, "verdict", ar->verdict));
-	if (r->s->cfg.quota != NULL && ar->status == 201)
+	/* Whatever stored bytes: a 201, or a diagnosis (200) and the check
+	   POST /v1/diagnose stores with a config. */
+	if (r->s->cfg.quota != NULL && ar->stored_bytes > 0)
 		quota_charge(r->s->cfg.quota, r->team, ar->stored_bytes);
 	/* Headers are copied by MHD; the report was last read above. */
 	leave(r);

@@ -63,6 +63,10 @@
     counted in preflight_db_errors_total, so a client can raise the
     operator's database alarm at will (skipped until the store change:
     server/store_writer.c and store_sqlite.c; REDTEAM_NO_SKIP=1 runs it);
+ 18. the stored bytes per day of a team (--quota-bytes-per-day) spent only
+    by POST /v1/checks: POST /v1/diagnose with a config stores a check
+    (and a diagnosis) too, answered 200, and was never charged, so a team
+    filled the disk past its quota through it;
 
 Usage: tests/redteam.py PREFLIGHT_BIN SHARED_DIR
 Prints 'N passed, N failed'; exits non-zero on any failure.
@@ -1204,6 +1208,29 @@ def test_idem_race_errors(d):
     s.stop()
 
 
+# ---- 18. the bytes quota through /v1/diagnose -----------------------------
+
+def test_diagnose_bytes_quota(d):
+    s = Server(d, "--auth", "token", "--quota-bytes-per-day", "2MiB")
+    tok = s.token("red")
+    pad = CFG + "".join("# padding line %06d %s\n" % (i, "x" * 40)
+                        for i in range(8000))
+    sts = []
+    for i in range(8):
+        st, _, j = s.request("POST", "/v1/diagnose", json.dumps({
+            "log": "torch.OutOfMemoryError: CUDA out of memory.",
+            "config": pad, "name": "q%d.yaml" % i}),
+            {"Content-Type": "application/json"}, tok)
+        sts.append(st)
+    _, _, j = s.request("GET", "/v1/checks?limit=50", token=tok)
+    stored = len((j or {}).get("items", []))
+    check("8 diagnoses with a %d KB config under a 2 MiB a day quota: "
+          "charged like checks, 429 once it is spent (%s; %d checks "
+          "stored)" % (len(pad) >> 10, sts, stored),
+          sts[:4] == [200] * 4 and sts[-1] == 429 and stored < 8, sts)
+    s.stop()
+
+
 def main():
     d = tempfile.mkdtemp(prefix="preflight-redteam-")
     cases = [test_slowloris_many_addresses, test_plugins_suggestions,
@@ -1214,7 +1241,7 @@ def main():
              test_team_at_once, test_unread_answers, test_head_framing,
              test_ci_quota_unsigned, test_yaml_directives,
              test_hash_line, test_bad_methods, test_problem_utf8,
-             test_idem_race_errors]
+             test_idem_race_errors, test_diagnose_bytes_quota]
     only = os.environ.get("REDTEAM_ONLY")
     try:
         for case in cases:
