@@ -67,6 +67,10 @@
     by POST /v1/checks: POST /v1/diagnose with a config stores a check
     (and a diagnosis) too, answered 200, and was never charged, so a team
     filled the disk past its quota through it;
+ 19. the CLI's `--format github` (workflow commands, printed into CI logs):
+    a config key or file name with ESC, BEL, C1 or U+2028 went out raw
+    (the text format escapes them), so a config in a pull request drove
+    the terminal of whoever reads the log (OSC 8 links, erased lines);
 
 Usage: tests/redteam.py PREFLIGHT_BIN SHARED_DIR
 Prints 'N passed, N failed'; exits non-zero on any failure.
@@ -355,6 +359,29 @@ def test_text_injection(d):
     check("... the same walking the directory (%d workflow lines)" %
           len(starts), p.returncode in (0, 1) and not starts and
           b"injected" in p.stdout, (p.returncode, starts[:3]))
+
+
+def test_github_format_controls(d):
+    sub = os.path.join(d, "inj-gh")
+    os.mkdir(sub)
+    path = os.path.join(sub, "cfg\x1b[2K\x07\u0085.yaml")
+    with open(path, "w") as f:
+        f.write(HOSTILE_KEYS + '"w\\e]8;;http://evil.example/\\afoo'
+                '\\e]8;;\\a\\u2028bar": 4\n')
+    p = subprocess.run([BIN, "check", path, "--gpus", "1", "--format",
+                        "github"], capture_output=True, timeout=30)
+    out = p.stdout
+    bad = [c for c in (b"\x1b", b"\x07", b"\r", b"\xc2\x85",
+                       b"\xe2\x80\xa8") if c in out]
+    cmds = [ln for ln in out.split(b"\n") if ln.startswith(b"::")]
+    check("--format github of hostile keys and file name: one workflow "
+          "command per finding, no terminal control byte in them (%d "
+          "commands; found %s)" % (len(cmds), bad), p.returncode in (0, 1)
+          and len(cmds) >= 4 and not bad, out[:400])
+    check("... the keys and the name are still there, escaped (\\x1b, "
+          "\\u2028, %0A)", b"\\x1b]8;;http://evil" in out and
+          b"\\u2028bar" in out and b"x%0A::error file=a.py" in out and
+          b"cfg\\x1b[2K\\x07\\u0085.yaml," in out, out[:400])
 
 
 # ---- 4. duplicated framing and credential headers ------------------------
@@ -1235,7 +1262,8 @@ def main():
     d = tempfile.mkdtemp(prefix="preflight-redteam-")
     cases = [test_slowloris_many_addresses, test_plugins_suggestions,
              test_fsdp_config_keys, test_suppression_markers,
-             test_text_injection, test_duplicate_headers,
+             test_text_injection, test_github_format_controls,
+             test_duplicate_headers,
              test_refused_requests_freed, test_non_utf8_parameters,
              test_metrics_off_loopback, test_amplification,
              test_team_at_once, test_unread_answers, test_head_framing,
