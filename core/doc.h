@@ -39,7 +39,8 @@ struct limits {
 };
 
 /* The CLI defaults: 8 MiB, depth 64, 100,000 nodes, 1 MiB, 1 KiB,
-   10,000 keys per mapping, 64 directives; hash_key the process's (see below). */
+   10,000 keys per mapping, 64 directives; hash_key the process's (see
+   below). */
 void limits_default(struct limits *l);
 
 /*
