@@ -701,6 +701,12 @@ doc_parse(struct doc **out, const char *buf, size_t len,
 
 	*out = NULL;
 	memset(&b, 0, sizeof(b));
+	/* A UTF-8 BOM starts the stream, not its first line: PyYAML skips
+	   it, libyaml (told the encoding) would read it as a character. */
+	if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0) {
+		buf += 3;
+		len -= 3;
+	}
 	if (len > lim->max_bytes) {
 		/* Point at the first byte past the limit. */
 		struct doc_loc at = { 1, 1 };

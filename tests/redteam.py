@@ -71,6 +71,10 @@
     a config key or file name with ESC, BEL, C1 or U+2028 went out raw
     (the text format escapes them), so a config in a pull request drove
     the terminal of whoever reads the log (OSC 8 links, erased lines);
+ 20. a UTF-8 byte order mark (Windows editors write one): libyaml, told
+    the input is UTF-8, read it as a character of the first line, so a
+    config Axolotl (PyYAML) loads was refused as invalid YAML from its
+    second key on;
 
 Usage: tests/redteam.py PREFLIGHT_BIN SHARED_DIR
 Prints 'N passed, N failed'; exits non-zero on any failure.
@@ -1258,6 +1262,36 @@ def test_diagnose_bytes_quota(d):
     s.stop()
 
 
+# ---- 20. a UTF-8 byte order mark ----------------------------------------
+
+def test_utf8_bom(d):
+    import hashlib
+    s = Server(d, "--auth", "token")
+    tok = s.token("red")
+    raw = b"\xef\xbb\xbf" + CFG.encode()
+    st, _, j = s.request("POST", "/v1/checks?dry_run=true&gpus=1", raw,
+                         {"Content-Type": "application/yaml"}, tok)
+    _, _, plain = s.request("POST", "/v1/checks?dry_run=true&gpus=1", CFG,
+                            {"Content-Type": "application/yaml"}, tok)
+    s.stop()
+    j = j or {}
+    check("a config that starts with a UTF-8 BOM is checked like the same "
+          "config without (%d, verdict %s), its sha256 of the bytes sent" %
+          (st, j.get("verdict")), st == 200 and
+          j.get("verdict") == (plain or {}).get("verdict") and
+          j.get("config_sha256") == hashlib.sha256(raw).hexdigest(),
+          j if st != 200 else j.get("config_sha256"))
+    path = os.path.join(d, "bom.yaml")
+    with open(path, "wb") as f:
+        f.write(raw + b"foo: 1\n")
+    p = subprocess.run([BIN, "check", path, "--gpus", "1"],
+                       capture_output=True, text=True, timeout=30)
+    check("... and by the CLI, with its findings on their lines (exit %d)"
+          % p.returncode, p.returncode == 0 and
+          "bom.yaml:10:1: warning: unknown key 'foo'" in p.stdout,
+          p.stdout[:300] + p.stderr[:300])
+
+
 def main():
     d = tempfile.mkdtemp(prefix="preflight-redteam-")
     cases = [test_slowloris_many_addresses, test_plugins_suggestions,
@@ -1269,7 +1303,8 @@ def main():
              test_team_at_once, test_unread_answers, test_head_framing,
              test_ci_quota_unsigned, test_yaml_directives,
              test_hash_line, test_bad_methods, test_problem_utf8,
-             test_idem_race_errors, test_diagnose_bytes_quota]
+             test_idem_race_errors, test_diagnose_bytes_quota,
+             test_utf8_bom]
     only = os.environ.get("REDTEAM_ONLY")
     try:
         for case in cases:
