@@ -33,7 +33,9 @@ bad(struct api_resp *resp, const char *msg)
 /*
  * Run h_post_check on {config, context, name} (dry: not stored) in req's
  * arena: its report (with the resolved context) into *r, the stored id
- * into id.  On failure resp holds its problem and -1 is returned.
+ * into id, the bytes it stored added to resp->stored_bytes (the team's
+ * --quota-bytes-per-day: http.c charges any answer that stored bytes).
+ * On failure resp holds its problem and -1 is returned.
  */
 static int
 check_via_checks(const struct report **r, char id[27], struct api_ctx *ctx,
@@ -77,6 +79,7 @@ check_via_checks(const struct report **r, char id[27], struct api_ctx *ctx,
 		return -1;
 	}
 	*r = sr.report;
+	resp->stored_bytes += sr.stored_bytes;	/* the team's quota */
 	id[0] = '\0';
 	stored = dry ? NULL : json_loadb(sr.body, sr.body_len, 0, NULL);
 	if (stored != NULL)
@@ -259,6 +262,7 @@ store_diagnosis(struct api_ctx *ctx, const struct api_req *req,
 		api_problem_err(resp, &e);
 		goto out;
 	}
+	resp->stored_bytes += strlen(json) + strlen(lines) + strlen(ctxj);
 	rv = 0;
 out:
 	(void)req;

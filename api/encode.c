@@ -354,23 +354,39 @@ rate_text(char *out, size_t cap, double v)
 }
 
 /* GitHub workflow-command escaping: data (the message) escapes % CR LF;
-   a property value also , and :. */
+   a property value also , and :.  The runner prints the rest as it is,
+   so the other control characters (ESC, BEL, C1, U+2028/9: a key from
+   a pull request's config, a file name) are written as the text report
+   writes them (encode_text_safe), never raw into the CI log. */
 static void
 gh_escape(FILE *out, const char *s, bool property)
 {
-	for (; *s != '\0'; s++) {
-		if (*s == '%')
+	const unsigned char *p = (const unsigned char *)s;
+	char one[4];
+	size_t n;
+
+	for (; *p != '\0'; p++) {
+		n = *p < 0x20 || *p == 0x7f ? 1 :
+		    *p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f ? 2 :
+		    *p == 0xe2 && p[1] == 0x80 && (p[2] == 0xa8 ||
+		    p[2] == 0xa9) ? 3 : 0;
+		if (*p == '%')
 			fputs("%25", out);
-		else if (*s == '\r')
+		else if (*p == '\r')
 			fputs("%0D", out);
-		else if (*s == '\n')
+		else if (*p == '\n')
 			fputs("%0A", out);
-		else if (property && *s == ':')
+		else if (property && *p == ':')
 			fputs("%3A", out);
-		else if (property && *s == ',')
+		else if (property && *p == ',')
 			fputs("%2C", out);
-		else
-			putc(*s, out);
+		else if (n > 0) {
+			memset(one, 0, sizeof(one));
+			memcpy(one, p, n);
+			encode_text_safe(out, one);
+			p += n - 1;
+		} else
+			putc(*p, out);
 	}
 }
 

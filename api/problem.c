@@ -56,6 +56,32 @@ api_json(struct api_resp *resp, int status, json_t *j)
 	api_json_text(resp, status, text, strlen(text));
 }
 
+/*
+ * s made valid UTF-8 in place, each byte of a bad sequence a '?'.  A
+ * detail may quote request bytes that are not UTF-8 (a Content-Type),
+ * and vsnprintf cuts a long one wherever its buffer ends, inside a
+ * character too; jansson refuses such text, and the 4xx became a 500
+ * "out of memory".
+ */
+static void
+utf8_repair(char *s)
+{
+	unsigned char *p = (unsigned char *)s;
+	char one[5];
+	size_t n;
+
+	while (*p != '\0') {
+		n = *p < 0x80 ? 1 : *p >= 0xF0 ? 4 : *p >= 0xE0 ? 3 : 2;
+		n = strnlen((const char *)p, n);
+		memcpy(one, p, n);
+		one[n] = '\0';
+		if (api_is_utf8(one))
+			p += n;
+		else
+			*p++ = '?';
+	}
+}
+
 void
 api_problem(struct api_resp *resp, int status, const char *slug,
     const char *title, const struct err_loc *loc, const char *fmt, ...)
@@ -68,6 +94,7 @@ api_problem(struct api_resp *resp, int status, const char *slug,
 	va_start(ap, fmt);
 	vsnprintf(detail, sizeof(detail), fmt, ap);
 	va_end(ap);
+	utf8_repair(detail);
 	snprintf(type, sizeof(type), "urn:preflight:problem:%s", slug);
 	j = json_pack("{s:s, s:s, s:i, s:s}", "type", type, "title", title,
 	    "status", status, "detail", detail);

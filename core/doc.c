@@ -8,7 +8,8 @@
  * stops when the nodes its aliases stand for pass max_nodes (each node
  * knows its weight, so counting an alias is O(1)).  Anchors and keys go
  * through hash tables, so nothing is quadratic.  This file is the
- * builder; doc_map.c lays out mappings and doc_query.c reads the tree.
+ * builder; doc_map.c lays out mappings, doc_query.c reads the tree and
+ * doc_directives.c bounds the directives before libyaml reads them.
  * Limits: no I/O, all memory from the caller's arena.
  */
 #include "doc.h"
@@ -40,6 +41,7 @@ limits_default(struct limits *l)
 	l->max_scalar = (size_t)1 << 20;
 	l->max_key = 1024;
 	l->max_map_keys = 10000;
+	l->max_directives = 64;
 	l->hash_key[0] = process_key[0];
 	l->hash_key[1] = process_key[1];
 }
@@ -699,6 +701,12 @@ doc_parse(struct doc **out, const char *buf, size_t len,
 
 	*out = NULL;
 	memset(&b, 0, sizeof(b));
+	/* A UTF-8 BOM starts the stream, not its first line: PyYAML skips
+	   it, libyaml (told the encoding) would read it as a character. */
+	if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0) {
+		buf += 3;
+		len -= 3;
+	}
 	if (len > lim->max_bytes) {
 		/* Point at the first byte past the limit. */
 		struct doc_loc at = { 1, 1 };
@@ -717,6 +725,9 @@ doc_parse(struct doc **out, const char *buf, size_t len,
 		    "config is larger than %zu bytes (limit max_bytes)",
 		    lim->max_bytes);
 	}
+	rv = doc_directives_check(buf, len, lim, e);
+	if (rv != 0)
+		return encoding_first(buf, len, e, rv);
 	b.lim = lim;
 	b.a = a;
 	b.e = e;

@@ -32,13 +32,15 @@ struct limits {
 	size_t max_scalar;	/* bytes in one scalar */
 	size_t max_key;		/* bytes in one mapping key */
 	size_t max_map_keys;	/* keys in one mapping, merges included */
+	size_t max_directives;	/* %YAML and %TAG directives in the text */
 	uint64_t hash_key[2];	/* secret key of the keyed index hash (a
 				   per-process random value from the
 				   caller; core draws no randomness) */
 };
 
 /* The CLI defaults: 8 MiB, depth 64, 100,000 nodes, 1 MiB, 1 KiB,
-   10,000 keys per mapping; hash_key the process's (see below). */
+   10,000 keys per mapping, 64 directives; hash_key the process's (see
+   below). */
 void limits_default(struct limits *l);
 
 /*

@@ -2,7 +2,8 @@
  * core/doc_int: what the document's files share, not for callers.
  * doc.c builds the tree from libyaml's events; doc_map.c hashes keys and
  * lays out mappings (merge keys, duplicates, the index); doc_query.c
- * reads the tree (lookups, truthiness).
+ * reads the tree (lookups, truthiness); doc_directives.c bounds the YAML
+ * directives before libyaml parses them.
  */
 #ifndef CORE_DOC_INT_H
 #define CORE_DOC_INT_H
@@ -70,6 +71,12 @@ void doc_stack_path(char *out, size_t cap, const struct builder *b,
    indexes and the anchor table. */
 uint64_t doc_siphash(const uint64_t key[2], uint64_t tag, const char *s,
     size_t n);
+
+/* 0 when buf[0..len) holds at most lim->max_directives %YAML and %TAG
+   directives (or does not scan: the parse reports that), else ERR_LIMIT
+   at the first one past it (doc_directives.c).  Linear. */
+int doc_directives_check(const char *buf, size_t len,
+    const struct limits *lim, struct err *e);
 
 /* Close the mapping of frame f: merges, duplicates, its index
    (doc_map.c).  0, ERR_NOMEM, ERR_PARSE or ERR_LIMIT. */

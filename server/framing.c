@@ -84,14 +84,26 @@ count(void *cls, enum MHD_ValueKind kind, const char *key,
 	return MHD_YES;
 }
 
+bool
+framing_method_ok(const char *method)
+{
+	size_t n = strlen(method);
+
+	return n > 0 && n <= 64 && method[strspn(method, TCHAR)] == '\0';
+}
+
 int
-framing_problem(struct MHD_Connection *c, const char *version,
-    const char **detail)
+framing_problem(struct MHD_Connection *c, const char *method,
+    const char *version, const char **detail)
 {
 	struct seen s = { { 0 }, NULL };
 	const char *te = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 	    MHD_HTTP_HEADER_TRANSFER_ENCODING);
 
+	*detail = "the method must be a token (RFC 9110: letters, digits "
+	    "and !#$%&'*+-.^_`|~)";
+	if (!framing_method_ok(method))
+		return 400;
 	MHD_get_connection_values(c, MHD_HEADER_KIND, count, &s);
 	*detail = s.dup;
 	if (s.dup != NULL)

@@ -21,13 +21,22 @@
 #include <microhttpd.h>
 
 /*
- * What is wrong with c's framing, 0 when nothing: 400 for one of those
- * headers twice, for both Transfer-Encoding and Content-Length, or for
- * an HTTP/1.1 request (version) without Host; 501 for a transfer coding
- * other than chunked.  *detail says which (static text).
+ * What is wrong with c's framing, 0 when nothing: 400 for a method that
+ * is not a token (framing_method_ok), for one of those headers twice, for
+ * both Transfer-Encoding and Content-Length, or for an HTTP/1.1 request
+ * (version) without Host; 501 for a transfer coding other than chunked.
+ * *detail says which (static text).
  */
-int framing_problem(struct MHD_Connection *c, const char *version,
-    const char **detail);
+int framing_problem(struct MHD_Connection *c, const char *method,
+    const char *version, const char **detail);
+
+/*
+ * Is method a token (RFC 9110: 1-64 tchar)?  libmicrohttpd passes any
+ * bytes up to the space: one that is not UTF-8 made the 405 answer (which
+ * names the method) and the access-log line unbuildable, so the request
+ * was a 500 and left no log line.  The log writes "-" for the others.
+ */
+bool framing_method_ok(const char *method);
 
 /*
  * Is host (a Host header: name or address, then an optional :port) this

@@ -282,10 +282,13 @@ respond(struct req *r, struct MHD_Connection *c, const char *method,
 	if (ar->report != NULL && ar->status < 300)
 		metrics_check(r->s->m, ar->report);
 	log_json("info", json_pack("{s:s, s:s, s:s, s:i, s:f, s:s, s:s?}",
-	    "request_id", r->request_id, "method", method, "route",
+	    "request_id", r->request_id, "method",
+	    framing_method_ok(method) ? method : "-", "route",
 	    r->rt.pattern, "status", ar->status, "duration_ms", secs * 1e3,
 	    "team", r->team, "verdict", ar->verdict));
-	if (r->s->cfg.quota != NULL && ar->status == 201)
+	/* Whatever stored bytes: a 201, or a diagnosis (200) and the check
+	   POST /v1/diagnose stores with a config. */
+	if (r->s->cfg.quota != NULL && ar->stored_bytes > 0)
 		quota_charge(r->s->cfg.quota, r->team, ar->stored_bytes);
 	/* Headers are copied by MHD; the report was last read above. */
 	leave(r);
@@ -358,7 +361,7 @@ check_framing(struct req *r, struct MHD_Connection *c, const char *method,
     const char *version)
 {
 	const char *detail = NULL;
-	int status = framing_problem(c, version, &detail);
+	int status = framing_problem(c, method, version, &detail);
 
 	return status != 0 ? bad_framing(r, c, method, status, detail) :
 	    MHD_YES;

@@ -43,6 +43,38 @@
  12. the CI team's budget spent by anyone: unsigned POSTs to /v1/ci/checks
     (no secret needed) took the CI team's checks per minute, so its real,
     signed deliveries got 429;
+ 13. YAML %TAG directives: libyaml compares each with every one before it
+    (quadratic), so 1 MiB of them held a request thread for seconds (tens
+    of seconds under ASan), where any other 1 MiB config takes
+    milliseconds;
+ 14. a line of many '#' characters (one comment, or a quoted value): the
+    suppression-marker scan counted lines from the start of the line again
+    at every '#', so a 1 MB line of them cost seconds;
+ 15. request methods that are not tokens (RFC 9110): a byte that is not
+    UTF-8 made the 405 answer a 500 and dropped the request's access-log
+    line (its JSON could not be built), so such requests left no trace;
+    control characters went into the log as written;
+ 16. problems that quote the request: a Content-Type that is not UTF-8,
+    or a value cut inside a UTF-8 character where the detail stops, made
+    the 4xx a 500 "out of memory" (jansson refuses the text);
+ 17. Idempotency-Key races counted as database failures: a team that
+    sends one key from several connections at once makes the losers'
+    inserts fail on the (team, key) index, each logged at level error and
+    counted in preflight_db_errors_total, so a client can raise the
+    operator's database alarm at will (skipped until the store change:
+    server/store_writer.c and store_sqlite.c; REDTEAM_NO_SKIP=1 runs it);
+ 18. the stored bytes per day of a team (--quota-bytes-per-day) spent only
+    by POST /v1/checks: POST /v1/diagnose with a config stores a check
+    (and a diagnosis) too, answered 200, and was never charged, so a team
+    filled the disk past its quota through it;
+ 19. the CLI's `--format github` (workflow commands, printed into CI logs):
+    a config key or file name with ESC, BEL, C1 or U+2028 went out raw
+    (the text format escapes them), so a config in a pull request drove
+    the terminal of whoever reads the log (OSC 8 links, erased lines);
+ 20. a UTF-8 byte order mark (Windows editors write one): libyaml, told
+    the input is UTF-8, read it as a character of the first line, so a
+    config Axolotl (PyYAML) loads was refused as invalid YAML from its
+    second key on;
 
 Usage: tests/redteam.py PREFLIGHT_BIN SHARED_DIR
 Prints 'N passed, N failed'; exits non-zero on any failure.
@@ -331,6 +363,29 @@ def test_text_injection(d):
     check("... the same walking the directory (%d workflow lines)" %
           len(starts), p.returncode in (0, 1) and not starts and
           b"injected" in p.stdout, (p.returncode, starts[:3]))
+
+
+def test_github_format_controls(d):
+    sub = os.path.join(d, "inj-gh")
+    os.mkdir(sub)
+    path = os.path.join(sub, "cfg\x1b[2K\x07\u0085.yaml")
+    with open(path, "w") as f:
+        f.write(HOSTILE_KEYS + '"w\\e]8;;http://evil.example/\\afoo'
+                '\\e]8;;\\a\\u2028bar": 4\n')
+    p = subprocess.run([BIN, "check", path, "--gpus", "1", "--format",
+                        "github"], capture_output=True, timeout=30)
+    out = p.stdout
+    bad = [c for c in (b"\x1b", b"\x07", b"\r", b"\xc2\x85",
+                       b"\xe2\x80\xa8") if c in out]
+    cmds = [ln for ln in out.split(b"\n") if ln.startswith(b"::")]
+    check("--format github of hostile keys and file name: one workflow "
+          "command per finding, no terminal control byte in them (%d "
+          "commands; found %s)" % (len(cmds), bad), p.returncode in (0, 1)
+          and len(cmds) >= 4 and not bad, out[:400])
+    check("... the keys and the name are still there, escaped (\\x1b, "
+          "\\u2028, %0A)", b"\\x1b]8;;http://evil" in out and
+          b"\\u2028bar" in out and b"x%0A::error file=a.py" in out and
+          b"cfg\\x1b[2K\\x07\\u0085.yaml," in out, out[:400])
 
 
 # ---- 4. duplicated framing and credential headers ------------------------
@@ -978,15 +1033,278 @@ def test_ci_quota_unsigned(d):
     s.stop()
 
 
+# ---- 13. YAML directives ------------------------------------------------
+
+WORD = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_"
+
+
+def tag_handle(i):
+    """A distinct %TAG handle for each i (three word characters)."""
+    return "!%s%s%s!" % (WORD[i % 64], WORD[i // 64 % 64], WORD[i // 4096])
+
+
+def test_yaml_directives(d):
+    s = Server(d, "--auth", "token")
+    tok = s.token("red")
+    n = 78000
+    tags = "".join("%%TAG %s t\n" % tag_handle(i) for i in range(n))
+    plain = "# xxxxxxxxxx\n" * n
+    took = {}
+    res = {}
+    for name, head in (("comments", plain), ("directives", tags)):
+        t0 = time.time()
+        res[name] = s.request("POST", "/v1/checks?dry_run=true&gpus=1",
+                              head + "---\n" + CFG,
+                              {"Content-Type": "application/yaml"}, tok,
+                              timeout=120)
+        took[name] = time.time() - t0
+    st, _, j = res["directives"]
+    check("%d %%TAG directives (%d KB): refused (%d) in at most 10x the "
+          "time of as many comment lines (%.3f s vs %.3f s)" % (
+              n, len(tags) >> 10, st, took["directives"], took["comments"]),
+          st == 413 and "directives" in (j or {}).get("detail", "") and
+          took["directives"] < 10 * took["comments"] + 0.1,
+          (st, j, res["comments"][0]))
+    # A few directives, and lines starting with '%' inside a quoted
+    # scalar (no directives at all), are read as before.
+    few = "%YAML 1.1\n%TAG !e! tag:example.com,2000:\n---\n" + CFG
+    quoted = CFG + 'wandb_notes: "a\n' + "%d percent\n" * 500 + 'b"\n'
+    for name, cfg in (("two directives", few), ("'%' lines in a quoted "
+                      "scalar", quoted)):
+        st, _, j = s.request("POST", "/v1/checks?dry_run=true&gpus=1", cfg,
+                             {"Content-Type": "application/yaml"}, tok)
+        check("... %s: checked (%d)" % (name, st), st == 200, j)
+    s.stop()
+
+
+# ---- 14. many '#' on one line --------------------------------------------
+
+def test_hash_line(d):
+    s = Server(d, "--auth", "token")
+    tok = s.token("red")
+    n = 1000000
+    took = {}
+    res = {}
+    for name, tail in (("one comment of letters", "# " + "x" * n),
+                       ("one comment of '#'", "#" * n),
+                       ("a quoted value of '#'", "wandb_notes: '%s'" %
+                        ("#" * n))):
+        t0 = time.time()
+        res[name] = s.request("POST", "/v1/checks?dry_run=true&gpus=1",
+                              CFG + tail + "\n",
+                              {"Content-Type": "application/yaml"}, tok,
+                              timeout=300)
+        took[name] = time.time() - t0
+    base = took["one comment of letters"]
+    for name in ("one comment of '#'", "a quoted value of '#'"):
+        check("%s (1 MB): checked (%d) in at most 10x the time of a comment "
+              "of letters (%.3f s vs %.3f s)" % (name, res[name][0],
+                                                  took[name], base),
+              res[name][0] == 200 and took[name] < 10 * base + 0.1,
+              res[name][2] if res[name][0] != 200 else "")
+    # Lines are still counted right: a marker after lines of '#' applies
+    # to the finding on its own line.
+    cfg = ("#" * 1000 + " # #\n") * 3 + CFG + \
+        "foo: 1 # preflight: ignore[schema.unknown_key_dropped] tested\n"
+    st, _, j = s.request("POST", "/v1/checks?dry_run=true&gpus=1", cfg,
+                         {"Content-Type": "application/yaml"}, tok)
+    sup = [(f["rule"], f["line"]) for f in (j or {}).get("suppressed", [])]
+    check("... a marker after such lines suppresses the finding of its "
+          "line (%s)" % sup, st == 200 and
+          sup == [("schema.unknown_key_dropped", 13)], (st, j))
+    s.stop()
+
+
+# ---- 15. methods that are not tokens --------------------------------------
+
+def test_bad_methods(d):
+    s = Server(d, "--auth", "token")
+    tok = s.token("red")
+    methods = [b"G\xffT", b"GET\x01", b"P\xc3\xa9ST", b"G\x7fT", b"GE(T"]
+    got = []
+    for i, m in enumerate(methods):
+        k = s.raw()
+        k.sendall(m + b" /v1/checks HTTP/1.1\r\nHost: localhost\r\n"
+                  b"X-Request-Id: badmethod-%d\r\nAuthorization: Bearer "
+                  % i + tok.encode() + b"\r\nConnection: close\r\n\r\n")
+        got.append(security.read_status(k)[0])
+        k.close()
+    st, _, _ = s.request("GET", "/v1/checks", token=tok)
+    check("methods that are not tokens (%s): 400 each, never 500 (%s)" %
+          (b", ".join(methods), got), got == [400] * len(methods), got)
+    logged = {}
+    for line in s.log_text().splitlines():
+        try:
+            j = json.loads(line)
+        except ValueError:
+            continue
+        if str(j.get("request_id", "")).startswith("badmethod-"):
+            logged[j["request_id"]] = (j.get("status"), j.get("method"))
+    want = dict(("badmethod-%d" % i, (400, "-"))
+                for i in range(len(methods)))
+    check("... each has its access-log line (status 400, method '-': no "
+          "bytes of it in the log) and the server still answers (%d)" % st,
+          logged == want and st == 200, logged)
+    s.stop()
+
+
+# ---- 16. problems that quote the request -------------------------------
+
+def test_problem_utf8(d):
+    s = Server(d, "--auth", "token")
+    tok = s.token("red")
+    cases = []
+    for ct in (b"\xff\xfe", b"application/\xc3", "application/" +
+               "\u00e9" * 60, "x" + "\u00e9" * 60):
+        k = s.raw()
+        k.sendall(b"POST /v1/checks?gpus=1 HTTP/1.1\r\nHost: localhost\r\n"
+                  b"Authorization: Bearer " + tok.encode() + b"\r\n"
+                  b"Content-Type: " + (ct if isinstance(ct, bytes) else
+                                       ct.encode()) +
+                  b"\r\nContent-Length: %d\r\nConnection: close\r\n\r\n"
+                  % len(CFG) + CFG.encode())
+        buf = b""
+        k.settimeout(5)
+        try:
+            while True:
+                got = k.recv(65536)
+                if not got:
+                    break
+                buf += got
+        except OSError:
+            pass
+        k.close()
+        head, _, body = buf.partition(b"\r\n\r\n")
+        try:
+            j = json.loads(body)
+        except ValueError:
+            j = None
+        cases.append(("Content-Type %r" % ct[:16], int(head.split(b" ")[1]),
+                      j, 415))
+    for pad in range(4):
+        st, _, j = s.request("POST", "/v1/checks?gpus=1&gpu=" + "x" * pad +
+                             "%C3%A9" * 600, CFG,
+                             {"Content-Type": "application/yaml"}, tok)
+        cases.append(("gpu=%s\u00e9 x 600" % ("x" * pad), st, j, 422))
+    bad = [(n, st, want) for n, st, j, want in cases
+           if st != want or not isinstance(j, dict) or
+           j.get("status") != want]
+    check("problems that quote request bytes that are not UTF-8, or cut "
+          "inside a character: their 4xx, never a 500 (%d cases)" %
+          len(cases), bad == [], bad)
+    s.stop()
+
+
+# ---- 17. Idempotency-Key races as database failures ----------------------
+
+IDEM_RACE_SKIP = ("the losing insert of an Idempotency-Key race is counted "
+                  "in write_errors by server/store_writer.c and logged at "
+                  "error by store_db_fail (server/store_sqlite.c), files "
+                  "this pass may not edit; remove this skip with the fix")
+
+
+def test_idem_race_errors(d):
+    if IDEM_RACE_SKIP and not os.environ.get("REDTEAM_NO_SKIP"):
+        print("skip test_idem_race_errors: " + IDEM_RACE_SKIP)
+        return
+    s = Server(d, "--auth", "token", "--quota-at-once", "0")
+    tok = s.token("red")
+    sts = []
+
+    def race(i):
+        for k in range(20):
+            st, _, _ = s.request("POST", "/v1/checks?gpus=1&name=i.yaml", CFG,
+                                 {"Content-Type": "application/yaml",
+                                  "Idempotency-Key": "race-%d" % k}, tok)
+            sts.append(st)
+    ts = [threading.Thread(target=race, args=(i,)) for i in range(6)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    c = s.conn()
+    c.request("GET", "/metrics")
+    text = c.getresponse().read().decode()
+    errs = [ln for ln in text.splitlines()
+            if ln.startswith("preflight_db_errors_total ")]
+    logged = [ln for ln in s.log_text().splitlines()
+              if '"level":"error"' in ln]
+    check("20 keys each sent from 6 connections at once: 20 stored, the "
+          "rest answered with them (%d 201, %d 200), no database error "
+          "counted (%s) or logged (%d lines)" % (
+              sts.count(201), sts.count(200), errs, len(logged)),
+          sts.count(201) == 20 and sts.count(200) == 100 and
+          errs == ["preflight_db_errors_total 0"] and logged == [],
+          logged[:2])
+    s.stop()
+
+
+# ---- 18. the bytes quota through /v1/diagnose -----------------------------
+
+def test_diagnose_bytes_quota(d):
+    s = Server(d, "--auth", "token", "--quota-bytes-per-day", "2MiB")
+    tok = s.token("red")
+    pad = CFG + "".join("# padding line %06d %s\n" % (i, "x" * 40)
+                        for i in range(8000))
+    sts = []
+    for i in range(8):
+        st, _, j = s.request("POST", "/v1/diagnose", json.dumps({
+            "log": "torch.OutOfMemoryError: CUDA out of memory.",
+            "config": pad, "name": "q%d.yaml" % i}),
+            {"Content-Type": "application/json"}, tok)
+        sts.append(st)
+    _, _, j = s.request("GET", "/v1/checks?limit=50", token=tok)
+    stored = len((j or {}).get("items", []))
+    check("8 diagnoses with a %d KB config under a 2 MiB a day quota: "
+          "charged like checks, 429 once it is spent (%s; %d checks "
+          "stored)" % (len(pad) >> 10, sts, stored),
+          sts[:4] == [200] * 4 and sts[-1] == 429 and stored < 8, sts)
+    s.stop()
+
+
+# ---- 20. a UTF-8 byte order mark ----------------------------------------
+
+def test_utf8_bom(d):
+    import hashlib
+    s = Server(d, "--auth", "token")
+    tok = s.token("red")
+    raw = b"\xef\xbb\xbf" + CFG.encode()
+    st, _, j = s.request("POST", "/v1/checks?dry_run=true&gpus=1", raw,
+                         {"Content-Type": "application/yaml"}, tok)
+    _, _, plain = s.request("POST", "/v1/checks?dry_run=true&gpus=1", CFG,
+                            {"Content-Type": "application/yaml"}, tok)
+    s.stop()
+    j = j or {}
+    check("a config that starts with a UTF-8 BOM is checked like the same "
+          "config without (%d, verdict %s), its sha256 of the bytes sent" %
+          (st, j.get("verdict")), st == 200 and
+          j.get("verdict") == (plain or {}).get("verdict") and
+          j.get("config_sha256") == hashlib.sha256(raw).hexdigest(),
+          j if st != 200 else j.get("config_sha256"))
+    path = os.path.join(d, "bom.yaml")
+    with open(path, "wb") as f:
+        f.write(raw + b"foo: 1\n")
+    p = subprocess.run([BIN, "check", path, "--gpus", "1"],
+                       capture_output=True, text=True, timeout=30)
+    check("... and by the CLI, with its findings on their lines (exit %d)"
+          % p.returncode, p.returncode == 0 and
+          "bom.yaml:10:1: warning: unknown key 'foo'" in p.stdout,
+          p.stdout[:300] + p.stderr[:300])
+
+
 def main():
     d = tempfile.mkdtemp(prefix="preflight-redteam-")
     cases = [test_slowloris_many_addresses, test_plugins_suggestions,
              test_fsdp_config_keys, test_suppression_markers,
-             test_text_injection, test_duplicate_headers,
+             test_text_injection, test_github_format_controls,
+             test_duplicate_headers,
              test_refused_requests_freed, test_non_utf8_parameters,
              test_metrics_off_loopback, test_amplification,
              test_team_at_once, test_unread_answers, test_head_framing,
-             test_ci_quota_unsigned]
+             test_ci_quota_unsigned, test_yaml_directives,
+             test_hash_line, test_bad_methods, test_problem_utf8,
+             test_idem_race_errors, test_diagnose_bytes_quota,
+             test_utf8_bom]
     only = os.environ.get("REDTEAM_ONLY")
     try:
         for case in cases:
