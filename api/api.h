@@ -71,7 +71,9 @@ struct api_resp {
 	const char *route;	/* matched route pattern, for logs/metrics */
 	const char *verdict;	/* verdict of a check, for logs; or NULL */
 	const struct report *report;	/* the check's report (arena) */
-	size_t stored_bytes;	/* bytes a 201 stored (quota) */
+	size_t stored_bytes;	/* bytes the answer stored: a check's
+				   201, a diagnosis that stored its
+				   check (the bytes-per-day quota) */
 	/* A write queued for req->wake (status still 0): finish with
 	   api_finish() after the wake, or release with api_pending_free()
 	   when the request is dropped.  Request arena. */

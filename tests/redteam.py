@@ -61,8 +61,8 @@
     sends one key from several connections at once makes the losers'
     inserts fail on the (team, key) index, each logged at level error and
     counted in preflight_db_errors_total, so a client can raise the
-    operator's database alarm at will (skipped until the store change:
-    server/store_writer.c and store_sqlite.c; REDTEAM_NO_SKIP=1 runs it);
+    operator's database alarm at will (now a lost race is ERR_TAKEN:
+    neither logged nor counted);
  18. the stored bytes per day of a team (--quota-bytes-per-day) spent only
     by POST /v1/checks: POST /v1/diagnose with a config stores a check
     (and a diagnosis) too, answered 200, and was never charged, so a team
@@ -1197,16 +1197,7 @@ def test_problem_utf8(d):
 
 # ---- 17. Idempotency-Key races as database failures ----------------------
 
-IDEM_RACE_SKIP = ("the losing insert of an Idempotency-Key race is counted "
-                  "in write_errors by server/store_writer.c and logged at "
-                  "error by store_db_fail (server/store_sqlite.c), files "
-                  "this pass may not edit; remove this skip with the fix")
-
-
 def test_idem_race_errors(d):
-    if IDEM_RACE_SKIP and not os.environ.get("REDTEAM_NO_SKIP"):
-        print("skip test_idem_race_errors: " + IDEM_RACE_SKIP)
-        return
     s = Server(d, "--auth", "token", "--quota-at-once", "0")
     tok = s.token("red")
     sts = []
