@@ -179,6 +179,20 @@ test_config__nested_models_like_pydantic(void **state)
 		  "  mora_type: 2\n", 11 },
 		{ "plugins:\n  - axolotl.integrations.hatchery.HatcheryPlugin\n"
 		  "hatchery:\n  lora_rank: 512\n", 11 },
+		/* A datasets type may be the user-defined prompt model
+		   (UserDefinedPrompterType / DPOType / KTOType). */
+		{ "datasets:\n  - path: a/b\n    type:\n      "
+		  "field_instruction: q\n      format: '[INST] {instruction}'\n",
+		  0 },
+		{ "datasets:\n  - path: a/b\n    type:\n      "
+		  "field_instruction: [a, b]\n", 8 },
+		{ "rl: dpo\ndatasets:\n  - path: a/b\n    type:\n      "
+		  "field_prompt: prompt\n", 0 },
+		{ "rl: dpo\ndatasets:\n  - path: a/b\n    type:\n      "
+		  "field_prompt: {x: 1}\n", 9 },
+		{ "rl: kto\nremove_unused_columns: false\ndatasets:\n  - path: "
+		  "a/b\n    type:\n      field_prompt: p\n      field_label: "
+		  "3\n", 11 },
 	};
 	size_t i, k;
 
