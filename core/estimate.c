@@ -289,7 +289,13 @@ loss_bytes(const struct run *r, double T)
 	const struct doc *d = r->d;
 	const struct arch *x = &r->x;
 	double Tl = T / r->cp;
+	bool prm = doc_truthy(doc_map_value(d->root, "process_reward_model"));
 
+	/* A reward model's head is a classifier: T x num_labels logits
+	   (num_labels 1, or 2 for a process reward model), no T x V. */
+	if (prm || doc_truthy(doc_map_value(d->root, "reward_model")))
+		return 10 * Tl * estimate_num(doc_map_value(d->root,
+		    "num_labels"), prm ? 2 : 1);
 	if (doc_seq_has(doc_map_value(d->root, "plugins"), "CutCrossEntropy") ||
 	    doc_truthy(doc_map_value(d->root, "cut_cross_entropy")))
 		return Tl * x->h * 2;
