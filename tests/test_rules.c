@@ -444,6 +444,15 @@ test_rules__values_as_pydantic_parses_them(void **state)
 	snprintf(text, sizeof(text), "%srl: grpo\ntrl:\n  use_liger_loss: "
 	    "false\ncontext_parallel_size: null\n", base);
 	assert_int_equal(fires_at(text, 2, "schema.compared_as_number"), 0);
+	/* The plan's dtype too: bf16: 'true' is bf16 for a bf16 preset. */
+	snprintf(text, sizeof(text), "%sbf16: 'true'\ndeepspeed: "
+	    "deepspeed_configs/zero3_bf16.json\n", base);
+	assert_int_equal(fires_at(text, 2,
+	    "deepspeed.bf16_preset_requires_bf16"), 0);
+	snprintf(text, sizeof(text), "%sbf16: 'false'\ndeepspeed: "
+	    "deepspeed_configs/zero3_bf16.json\n", base);
+	assert_int_equal(fires_at(text, 2,
+	    "deepspeed.bf16_preset_requires_bf16"), 9);
 	snprintf(text, sizeof(text), "%sbf16: 'full'\n", base);
 	assert_int_equal(fires_at(text, 1, "precision.bf16_full_rejected"), 8);
 	snprintf(text, sizeof(text), "%sbf16: 'AUTO'\n", base);
