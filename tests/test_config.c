@@ -186,6 +186,7 @@ test_config__nested_models_like_pydantic(void **state)
 		  0 },
 		{ "datasets:\n  - path: a/b\n    type:\n      "
 		  "field_instruction: [a, b]\n", 8 },
+		{ "datasets:\n  - path: a/b\n    type: 3\n", 7 },
 		{ "rl: dpo\ndatasets:\n  - path: a/b\n    type:\n      "
 		  "field_prompt: prompt\n", 0 },
 		{ "rl: dpo\ndatasets:\n  - path: a/b\n    type:\n      "
