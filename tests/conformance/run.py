@@ -166,6 +166,17 @@ def run_preflight(binary: str, recs: list[dict], jobs: int) -> dict[str, dict]:
             p = subprocess.run([binary, "check", *[r["path"] for r in part],
                                 *ctx.preflight_args(), "--format", "json"],
                                capture_output=True, text=True, check=False)
+            if p.returncode == 2 and len(part) > 1:
+                for r in part:  # one file it cannot read: ask singly
+                    res += one([r])
+                continue
+            if p.returncode == 2 and "error:" in p.stderr:
+                # Not a config it checks (YAML error, not a mapping, two
+                # documents): preflight refuses it, a reject.
+                res.append((part[0]["path"], {"file": part[0]["path"],
+                            "findings": [{"rule": "yaml.unreadable",
+                                          "severity": "error"}]}))
+                continue
             if p.returncode not in (0, 1):
                 raise RuntimeError(f"preflight exited {p.returncode}: "
                                    f"{p.stderr.strip()[:500]}")
