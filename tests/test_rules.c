@@ -456,6 +456,15 @@ test_rules__values_as_pydantic_parses_them(void **state)
 	    base);
 	assert_int_equal(fires_at(text, 1, "plugin.diffusion_mask_ratios"),
 	    0);
+	/* An after-validator reads fsdp_config's fields parsed too. */
+	snprintf(text, sizeof(text), "%sfsdp:\n  - full_shard\n  - auto_wrap"
+	    "\nfsdp_config:\n  offload_params: 'false'\noptimizer: "
+	    "adamw_bnb_8bit\n", base);
+	assert_int_equal(fires_at(text, 2, "optim.fsdp1_offload_8bit"), 0);
+	snprintf(text, sizeof(text), "%sfsdp:\n  - full_shard\n  - auto_wrap"
+	    "\nfsdp_config:\n  offload_params: 'true'\noptimizer: "
+	    "adamw_bnb_8bit\n", base);
+	assert_int_equal(fires_at(text, 2, "optim.fsdp1_offload_8bit"), 13);
 	/* The plan's dtype too: bf16: 'true' is bf16 for a bf16 preset. */
 	snprintf(text, sizeof(text), "%sbf16: 'true'\ndeepspeed: "
 	    "deepspeed_configs/zero3_bf16.json\n", base);
