@@ -249,13 +249,8 @@ build_mesh(struct plan *p, const struct doc_node *root, bool fsdp)
 	return NULL;
 }
 
-/*
- * Whether pydantic makes key's value the bool true: true, 1, or a string
- * it reads as true ('true', 'yes', '1', ...).  resolve_dtype reads the
- * validated config, so bf16: 'true' is bf16 and fp16: 'false' is off.
- */
-static bool
-py_on(const struct doc_node *m, const char *key)
+bool
+plan_py_on(const struct doc_node *m, const char *key)
 {
 	const struct doc_node *v = doc_map_value(m, key);
 	bool b = false;
@@ -276,15 +271,15 @@ precision(const struct doc_node *root, const struct gpu *g)
 	bool bf_auto = bf == NULL || bf->kind == DOC_NULL ||
 	    (bf->kind == DOC_STR && strcmp(bf->text, "auto") == 0);
 
-	if (py_on(root, "fp8"))
+	if (plan_py_on(root, "fp8"))
 		return "fp8";
-	if ((bf_auto && g != NULL && g->bf16 && !py_on(root, "fp16")) ||
-	    py_on(root, "bf16"))
+	if ((bf_auto && g != NULL && g->bf16 && !plan_py_on(root, "fp16")) ||
+	    plan_py_on(root, "bf16"))
 		return "bf16";
-	if (py_on(root, "fp16"))
+	if (plan_py_on(root, "fp16"))
 		return "fp16";
 	/* bf16: auto on a GPU without bf16 turns fp16 on (resolve_dtype). */
-	if (bf_auto && g != NULL && !g->bf16 && !py_on(root, "float16") &&
+	if (bf_auto && g != NULL && !g->bf16 && !plan_py_on(root, "float16") &&
 	    doc_map_value(root, "fp16") == NULL)
 		return "fp16";
 	return "fp32";
@@ -374,8 +369,8 @@ plan_build(struct plan *p, const struct doc *d, const struct context *ctx,
 	p->precision = precision(root, g);
 	p->attention = attention(root);
 	p->adapter = str(root, "adapter");
-	p->load_in_4bit = py_on(root, "load_in_4bit");
-	p->load_in_8bit = py_on(root, "load_in_8bit");
+	p->load_in_4bit = plan_py_on(root, "load_in_4bit");
+	p->load_in_8bit = plan_py_on(root, "load_in_8bit");
 	p->gradient_checkpointing = doc_truthy(gc);
 	/* 'false' is off and 'true' on, not an offload mode. */
 	if (!py_bool_word(gc, &p->gradient_checkpointing) && gc != NULL &&
@@ -385,7 +380,7 @@ plan_build(struct plan *p, const struct doc *d, const struct context *ctx,
 	if (doc_truthy(ao))
 		p->activation_offloading = ao->kind == DOC_STR ? ao->text :
 		    "true";
-	p->sample_packing = py_on(root, "sample_packing");
+	p->sample_packing = plan_py_on(root, "sample_packing");
 	p->optimizer = str(root, "optimizer") != NULL ?
 	    str(root, "optimizer") : "adamw_torch_fused";
 	/* Batch arithmetic (rules.md 2.2) on model-phase values, each held
