@@ -214,11 +214,15 @@ docs: all
 CONFORMANCE_N ?= 5000
 CONFORMANCE_SEED ?= 1
 CONFORMANCE_JOBS ?= 2
+# CONFORMANCE_CONFIGS=DIR checks the fixed configs under DIR (e.g.
+# tests/fixtures/novel) at 1 and 8 GPUs instead of generated ones.
+CONFORMANCE_CONFIGS ?=
 conformance: all
 	@py=$$(sh tests/conformance/oracle_python.sh $(B)) && \
 	$$py tests/conformance/run.py --preflight $(B)/preflight \
 	    --shared $(SHARED) --n $(CONFORMANCE_N) --seed $(CONFORMANCE_SEED) \
-	    --jobs $(CONFORMANCE_JOBS) --out $(B)/conformance
+	    --jobs $(CONFORMANCE_JOBS) --out $(B)/conformance \
+	    $(if $(CONFORMANCE_CONFIGS),--configs $(CONFORMANCE_CONFIGS) --show 200)
 
 # Timings are measurements, not test assertions: they live here.
 CORPUS = $(shell find $(SHARED)/corpus/axolotl/examples -name '*.y*ml' 2>/dev/null | sort)

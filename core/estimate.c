@@ -288,13 +288,24 @@ loss_bytes(const struct run *r, double T)
 {
 	const struct doc *d = r->d;
 	const struct arch *x = &r->x;
+	const struct doc_node *plugins = doc_map_value(d->root, "plugins");
 	double Tl = T / r->cp;
+	bool prm = plan_py_on(d->root, "process_reward_model");
 
-	if (doc_seq_has(doc_map_value(d->root, "plugins"), "CutCrossEntropy") ||
-	    doc_truthy(doc_map_value(d->root, "cut_cross_entropy")))
+	/* A reward model's head is a classifier: T x num_labels logits
+	   (num_labels 1, or 2 for a process reward model), no T x V. */
+	if (prm || plan_py_on(d->root, "reward_model"))
+		return 10 * Tl * estimate_num(doc_map_value(d->root,
+		    "num_labels"), prm ? 2 : 1);
+	/* Each loss patch is its plugin's, and applies when its flag is
+	   on as pydantic reads it (cut_cross_entropy defaults to true with
+	   its plugin; null is off). */
+	if (doc_seq_has(plugins, "CutCrossEntropy") && (doc_map_get(d->root,
+	    "cut_cross_entropy") == NULL || plan_py_on(d->root,
+	    "cut_cross_entropy")))
 		return Tl * x->h * 2;
-	if (doc_truthy(doc_map_value(d->root,
-	    "liger_fused_linear_cross_entropy"))) {
+	if (doc_seq_has(plugins, "LigerPlugin") && plan_py_on(d->root,
+	    "liger_fused_linear_cross_entropy")) {
 		double chunks = x->V / x->h;
 
 		return Tl / (chunks < 1 ? 1 : chunks) * x->V * 8;
@@ -302,7 +313,7 @@ loss_bytes(const struct run *r, double T)
 	/* Chunked cross-entropy keeps the 16-bit logits and upcasts one
 	   chunk at a time (section 6: torchtune's CEWithChunkedOutputLoss,
 	   Axolotl's chunked_cross_entropy, 8 chunks by default). */
-	if (doc_truthy(doc_map_value(d->root, "chunked_cross_entropy")))
+	if (plan_py_on(d->root, "chunked_cross_entropy"))
 		return 3 * Tl * x->V / r->tp;
 	return 10 * Tl * x->V / r->tp;
 }

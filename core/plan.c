@@ -249,6 +249,21 @@ build_mesh(struct plan *p, const struct doc_node *root, bool fsdp)
 	return NULL;
 }
 
+bool
+plan_py_on(const struct doc_node *m, const char *key)
+{
+	const struct doc_node *v = doc_map_value(m, key);
+	bool b = false;
+
+	if (v == NULL)
+		return false;
+	if (v->kind == DOC_BOOL)
+		return v->b;
+	if (v->kind == DOC_INT)
+		return v->i == 1;
+	return py_bool_word(v, &b) && b;
+}
+
 static const char *
 precision(const struct doc_node *root, const struct gpu *g)
 {
@@ -256,15 +271,15 @@ precision(const struct doc_node *root, const struct gpu *g)
 	bool bf_auto = bf == NULL || bf->kind == DOC_NULL ||
 	    (bf->kind == DOC_STR && strcmp(bf->text, "auto") == 0);
 
-	if (on(root, "fp8"))
+	if (plan_py_on(root, "fp8"))
 		return "fp8";
-	if ((bf_auto && g != NULL && g->bf16 && !on(root, "fp16")) ||
-	    (bf != NULL && bf->kind == DOC_BOOL && bf->b))
+	if ((bf_auto && g != NULL && g->bf16 && !plan_py_on(root, "fp16")) ||
+	    plan_py_on(root, "bf16"))
 		return "bf16";
-	if (on(root, "fp16"))
+	if (plan_py_on(root, "fp16"))
 		return "fp16";
 	/* bf16: auto on a GPU without bf16 turns fp16 on (resolve_dtype). */
-	if (bf_auto && g != NULL && !g->bf16 && !on(root, "float16") &&
+	if (bf_auto && g != NULL && !g->bf16 && !plan_py_on(root, "float16") &&
 	    doc_map_value(root, "fp16") == NULL)
 		return "fp16";
 	return "fp32";
@@ -354,16 +369,18 @@ plan_build(struct plan *p, const struct doc *d, const struct context *ctx,
 	p->precision = precision(root, g);
 	p->attention = attention(root);
 	p->adapter = str(root, "adapter");
-	p->load_in_4bit = on(root, "load_in_4bit");
-	p->load_in_8bit = on(root, "load_in_8bit");
+	p->load_in_4bit = plan_py_on(root, "load_in_4bit");
+	p->load_in_8bit = plan_py_on(root, "load_in_8bit");
 	p->gradient_checkpointing = doc_truthy(gc);
-	if (gc != NULL && gc->kind == DOC_STR)
+	/* 'false' is off and 'true' on, not an offload mode. */
+	if (!py_bool_word(gc, &p->gradient_checkpointing) && gc != NULL &&
+	    gc->kind == DOC_STR)
 		p->activation_offloading = strcmp(gc->text, "offload_disk") ==
 		    0 ? "disk" : "true";
 	if (doc_truthy(ao))
 		p->activation_offloading = ao->kind == DOC_STR ? ao->text :
 		    "true";
-	p->sample_packing = on(root, "sample_packing");
+	p->sample_packing = plan_py_on(root, "sample_packing");
 	p->optimizer = str(root, "optimizer") != NULL ?
 	    str(root, "optimizer") : "adamw_torch_fused";
 	/* Batch arithmetic (rules.md 2.2) on model-phase values, each held

@@ -14,6 +14,7 @@ struct arena;
 struct err;
 struct context;
 struct doc;
+struct doc_node;
 
 /* Axolotl's DeepSpeed presets, embedded (build/gen/tables.c). */
 struct ds_preset {
@@ -47,6 +48,14 @@ struct legacy_attn {
 
 extern const struct legacy_attn plan_legacy_attn[];
 extern const size_t plan_legacy_attn_len;
+
+/*
+ * Whether pydantic makes m's key the bool true: true, 1, or a string it
+ * reads as true ('true', 'yes', '1', ...).  What Axolotl reads after
+ * validation (resolve_dtype, the loaders) is that bool: bf16: 'true' is
+ * bf16, fp16: 'false' is off.
+ */
+bool plan_py_on(const struct doc_node *m, const char *key);
 
 struct plan {
 	const char *strategy;	/* single|ddp|deepspeed|fsdp1|fsdp2 */

@@ -18,6 +18,7 @@
 #include "doc.h"
 #include "err.h"
 #include "keys.h"
+#include "plan.h"
 #include "report.h"
 #include "rules.h"
 #include "schema_int.h"
@@ -553,6 +554,32 @@ check_datasets(struct report *r, const struct key_facts *facts,
 	return 0;
 }
 
+/*
+ * Whether key's value never reaches pydantic's type check: the legacy
+ * attention flags (AxolotlInputConfig.normalize_attn_implementation maps
+ * a truthy one to attn_implementation and pops them all),
+ * axolotl_config_path (load_cfg sets it to the config file's path) and
+ * dataset_processes beside a dataset_num_proc (default_dataset_num_proc
+ * deletes it; alone, it is copied there and checked as the same int).
+ */
+static bool
+replaced_before_validation(const struct doc_node *root, const char *key)
+{
+	const struct doc_node *np;
+	size_t i;
+
+	if (strcmp(key, "axolotl_config_path") == 0)
+		return true;
+	if (strcmp(key, "dataset_processes") == 0) {
+		np = doc_map_value(root, "dataset_num_proc");
+		return np != NULL && np->kind != DOC_NULL;
+	}
+	for (i = 0; i < plan_legacy_attn_len; i++)
+		if (strcmp(key, plan_legacy_attn[i].flag) == 0)
+			return true;
+	return false;
+}
+
 /* One top-level pair's findings; 0 or ERR_NOMEM. */
 static int
 check_key(struct report *r, const struct key_facts *facts,
@@ -604,6 +631,8 @@ check_key(struct report *r, const struct key_facts *facts,
 		    "section) - Axolotl ignores it", k->key, k->plugin);
 	/* A string bf16 is precision.bf16_full_rejected's. */
 	if (k == facts->bf16 && p->value->kind == DOC_STR)
+		return 0;
+	if (replaced_before_validation(d->root, k->key))
 		return 0;
 	return k == facts->datasets && p->value->kind == DOC_SEQ ?
 	    check_datasets(r, facts, d->root, p, a) :

@@ -486,8 +486,17 @@ ty_link(struct ty *t, ty_model_fn *model, ty_enum_fn *en, const void *arg)
 	} else if (t->kind == TY_ENUM && t->name != NULL) {
 		const char *last = strrchr(t->name, '.');
 
-		last = last != NULL ? last + 1 : t->name;
-		t->members = en(last, strlen(last), arg);
+		/*
+		 * A class the table knows as a model is one, whatever its
+		 * name ends with (datasets' UserDefinedPrompterType).
+		 */
+		t->model = model(t->name, strlen(t->name), arg);
+		if (t->model != NULL) {
+			t->kind = TY_MODEL;
+		} else {
+			last = last != NULL ? last + 1 : t->name;
+			t->members = en(last, strlen(last), arg);
+		}
 	}
 	for (i = 0; i < t->nargs; i++)
 		ty_link(t->args[i], model, en, arg);

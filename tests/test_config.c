@@ -179,6 +179,34 @@ test_config__nested_models_like_pydantic(void **state)
 		  "  mora_type: 2\n", 11 },
 		{ "plugins:\n  - axolotl.integrations.hatchery.HatcheryPlugin\n"
 		  "hatchery:\n  lora_rank: 512\n", 11 },
+		/* A datasets type may be the user-defined prompt model
+		   (UserDefinedPrompterType / DPOType / KTOType). */
+		{ "datasets:\n  - path: a/b\n    type:\n      "
+		  "field_instruction: q\n      format: '[INST] {instruction}'\n",
+		  0 },
+		{ "datasets:\n  - path: a/b\n    type:\n      "
+		  "field_instruction: [a, b]\n", 8 },
+		{ "datasets:\n  - path: a/b\n    type: 3\n", 7 },
+		/* Never type-checked: the legacy attention flags are mapped
+		   to attn_implementation and popped before validation, and
+		   the CLI sets axolotl_config_path to the file's path (each
+		   row checked with the oracle). */
+		{ "flash_attention: maybe\n", 0 },
+		{ "sdp_attention: 2\n", 0 },
+		{ "xformers_attention: [1]\n", 0 },
+		{ "axolotl_config_path: [x]\n", 0 },
+		{ "attn_implementation: [x]\n", 8 },
+		/* dataset_processes beside dataset_num_proc is deleted; alone
+		   it is checked (as dataset_num_proc, the same int). */
+		{ "dataset_processes: abc\ndataset_num_proc: 4\n", 0 },
+		{ "dataset_processes: abc\n", 8 },
+		{ "rl: dpo\ndatasets:\n  - path: a/b\n    type:\n      "
+		  "field_prompt: prompt\n", 0 },
+		{ "rl: dpo\ndatasets:\n  - path: a/b\n    type:\n      "
+		  "field_prompt: {x: 1}\n", 9 },
+		{ "rl: kto\nremove_unused_columns: false\ndatasets:\n  - path: "
+		  "a/b\n    type:\n      field_prompt: p\n      field_label: "
+		  "3\n", 11 },
 	};
 	size_t i, k;
 

@@ -963,6 +963,75 @@ test_estimate__no_base_model(void **state)
 	assert_false(fires(example_a, 1, 0, "estimate.model_unknown"));
 }
 
+/* A reward model's head is a classifier (estimator.md section 6: T x
+   num_labels, negligible); the causal LM's T x V loss is not there. */
+static void
+test_estimate__reward_model_head(void **state)
+{
+	static const char ds[] = "deepspeed: deepspeed_configs/"
+	    "zero3_bf16.json\n";
+	char rmx[128], prmx[128];
+	struct run_est lm, rm, prm;
+
+	(void)state;
+	snprintf(rmx, sizeof(rmx), "%sreward_model: true", ds);
+	snprintf(prmx, sizeof(prmx), "%sprocess_reward_model: true\n"
+	    "num_labels: 3", ds);
+	lm = estimate_of(example_a, ds, 8, "h100-sxm");
+	rm = estimate_of(example_a, rmx, 8, "h100-sxm");
+	prm = estimate_of(example_a, prmx, 8, "h100-sxm");
+	assert_true(lm.ok && rm.ok && prm.ok);
+	/* Section 12.A: 10 T V = 9.79 GiB at the loss. */
+	assert_true(lm.e.breakdown.logits_gib > 9.3);
+	assert_true(rm.e.breakdown.logits_gib < 0.01);
+	assert_true(prm.e.breakdown.logits_gib < 0.01);
+	assert_true(rm.e.allocated_peak_gib < lm.e.allocated_peak_gib - 5);
+	assert_true(prm.e.allocated_peak_gib < lm.e.allocated_peak_gib - 5);
+}
+
+/* A loss patch is its plugin's: cut_cross_entropy or
+   liger_fused_linear_cross_entropy without the plugin is dropped, and
+   cut_cross_entropy: false (or 'false') with it is off. */
+static void
+test_estimate__loss_patches_need_their_plugin(void **state)
+{
+	static const char ds[] = "deepspeed: deepspeed_configs/"
+	    "zero3_bf16.json\n";
+	static const char *const full[] = {
+		"cut_cross_entropy: true",
+		"liger_fused_linear_cross_entropy: true",
+		"plugins:\n  - axolotl.integrations.cut_cross_entropy."
+		"CutCrossEntropyPlugin\ncut_cross_entropy: 'false'",
+		"plugins:\n  - axolotl.integrations.cut_cross_entropy."
+		"CutCrossEntropyPlugin\ncut_cross_entropy: null",
+	};
+	static const char *const patched[] = {
+		"plugins:\n  - axolotl.integrations.cut_cross_entropy."
+		"CutCrossEntropyPlugin",
+		"plugins:\n  - axolotl.integrations.cut_cross_entropy."
+		"CutCrossEntropyPlugin\ncut_cross_entropy: 'yes'",
+	};
+	char extra[256];
+	struct run_est r;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(full) / sizeof(full[0]); i++) {
+		snprintf(extra, sizeof(extra), "%s%s", ds, full[i]);
+		r = estimate_of(example_a, extra, 8, "h100-sxm");
+		if (!r.ok || r.e.breakdown.logits_gib < 9.3)
+			fail_msg("%s: logits %.2f GiB", full[i],
+			    r.e.breakdown.logits_gib);
+	}
+	for (i = 0; i < sizeof(patched) / sizeof(patched[0]); i++) {
+		snprintf(extra, sizeof(extra), "%s%s", ds, patched[i]);
+		r = estimate_of(example_a, extra, 8, "h100-sxm");
+		if (!r.ok || r.e.breakdown.logits_gib > 0.1)
+			fail_msg("%s: logits %.2f GiB", patched[i],
+			    r.e.breakdown.logits_gib);
+	}
+}
+
 /* The report states what the activations were sized for. */
 static void
 test_estimate__assumptions(void **state)
@@ -1084,6 +1153,8 @@ main(void)
 		cmocka_unit_test(test_estimate__moe_expert_quantization),
 		cmocka_unit_test(test_estimate__reserve_range_and_headroom),
 		cmocka_unit_test(test_estimate__assumptions),
+		cmocka_unit_test(test_estimate__reward_model_head),
+		cmocka_unit_test(test_estimate__loss_patches_need_their_plugin),
 		cmocka_unit_test(test_estimate__no_base_model),
 		cmocka_unit_test(test_estimate__unfrozen_parameters),
 		cmocka_unit_test(test_estimate__peak_phases_and_adapters),

@@ -93,6 +93,18 @@ static const struct prow rows[] = {
 	  "bf16", "sdpa", 1, 1, 1, -1 },
 	{ "bf16_false", MB(1, 1) "bf16: false\n", 1, "h100", "single", 0, 1, 1,
 	  1, 1, "fp32", "sdpa", 1, 1, 1, -1 },
+	/* resolve_dtype reads the validated config: a string or 0/1 that
+	   pydantic makes a bool is that bool. */
+	{ "bf16_string_true", MB(1, 1) "bf16: 'true'\n", 1, "h100", "single",
+	  0, 1, 1, 1, 1, "bf16", "sdpa", 1, 1, 1, -1 },
+	{ "bf16_int_one", MB(1, 1) "bf16: 1\n", 1, "h100", "single", 0, 1, 1,
+	  1, 1, "bf16", "sdpa", 1, 1, 1, -1 },
+	{ "bf16_string_off", MB(1, 1) "bf16: 'off'\n", 1, "h100", "single",
+	  0, 1, 1, 1, 1, "fp32", "sdpa", 1, 1, 1, -1 },
+	{ "fp16_string_yes", MB(1, 1) "bf16: false\nfp16: 'yes'\n", 1, "h100",
+	  "single", 0, 1, 1, 1, 1, "fp16", "sdpa", 1, 1, 1, -1 },
+	{ "fp16_string_false_auto", MB(1, 1) "fp16: 'false'\n", 1, "h100",
+	  "single", 0, 1, 1, 1, 1, "bf16", "sdpa", 1, 1, 1, -1 },
 	{ "fp16_true", MB(1, 1) "bf16: false\nfp16: true\n", 1, "h100",
 	  "single", 0, 1, 1, 1, 1, "fp16", "sdpa", 1, 1, 1, -1 },
 	{ "bf16_true_on_t4", MB(1, 1) "bf16: true\n", 1, "t4", "single", 0, 1,
@@ -202,6 +214,64 @@ test_plan__derives_like_axolotl(void **state)
 }
 
 /*
+ * The flags the estimator reads from the plan are the validated values:
+ * a string pydantic reads as a bool is that bool ('false' is off, and
+ * gradient_checkpointing: 'false' is not an offload mode).
+ */
+static void
+test_plan__flags_as_pydantic_parses_them(void **state)
+{
+	static const struct {
+		const char *yaml;
+		bool packing, q4, q8, gc;
+		const char *offload;
+	} cases[] = {
+		{ "sample_packing: 'false'\nload_in_8bit: 'false'\n"
+		  "gradient_checkpointing: 'false'\n", false, false, false,
+		  false, NULL },
+		{ "sample_packing: 'yes'\nload_in_4bit: 'true'\n"
+		  "gradient_checkpointing: 'true'\n", true, true, false, true,
+		  NULL },
+		{ "sample_packing: 1\nload_in_8bit: 1\n"
+		  "gradient_checkpointing: offload\n", true, false, true, true,
+		  "true" },
+	};
+	static const char base[] = "base_model: HuggingFaceTB/SmolLM2-135M\n"
+	    "datasets:\n  - path: a/b\n    type: alpaca\n";
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char yaml[512];
+		struct context ctx;
+		struct limits lim;
+		struct arena a;
+		struct err e = { 0 };
+		struct report *r;
+		const struct plan *p;
+
+		snprintf(yaml, sizeof(yaml), "%s%s", base, cases[i].yaml);
+		context_default(&ctx);
+		limits_default(&lim);
+		arena_init(&a, (size_t)16 << 20);
+		if (check_run(&r, yaml, strlen(yaml), &ctx, &lim, &a, &e) != 0)
+			fail_msg("case %zu: %s", i, e.msg);
+		p = r->plan;
+		assert_non_null(p);
+		assert_int_equal(p->sample_packing, cases[i].packing);
+		assert_int_equal(p->load_in_4bit, cases[i].q4);
+		assert_int_equal(p->load_in_8bit, cases[i].q8);
+		assert_int_equal(p->gradient_checkpointing, cases[i].gc);
+		if (cases[i].offload == NULL)
+			assert_null(p->activation_offloading);
+		else
+			assert_string_equal(p->activation_offloading,
+			    cases[i].offload);
+		arena_fini(&a);
+	}
+}
+
+/*
  * A DeepSpeed config the caller read (--deepspeed-config) that is not
  * JSON: plan_build itself says so, with ERR_SCHEMA in e (c-style section
  * 4: set where found); one that is JSON gives its stage.
@@ -249,7 +319,7 @@ int
 main(void)
 {
 	size_t n = sizeof(rows) / sizeof(rows[0]), i;
-	struct CMUnitTest *t = calloc(n + 1, sizeof(*t));
+	struct CMUnitTest *t = calloc(n + 2, sizeof(*t));
 	char (*names)[96] = calloc(n, sizeof(*names));
 	int failed;
 
@@ -264,7 +334,9 @@ main(void)
 	}
 	t[n].name = "test_plan__deepspeed_config_error_set_where_found";
 	t[n].test_func = test_plan__deepspeed_config_error_set_where_found;
-	failed = _cmocka_run_group_tests("plan", t, n + 1, NULL, NULL);
+	t[n + 1].name = "test_plan__flags_as_pydantic_parses_them";
+	t[n + 1].test_func = test_plan__flags_as_pydantic_parses_them;
+	failed = _cmocka_run_group_tests("plan", t, n + 2, NULL, NULL);
 	free(t);
 	free(names);
 	return failed;

@@ -444,6 +444,36 @@ test_rules__values_as_pydantic_parses_them(void **state)
 	snprintf(text, sizeof(text), "%srl: grpo\ntrl:\n  use_liger_loss: "
 	    "false\ncontext_parallel_size: null\n", base);
 	assert_int_equal(fires_at(text, 2, "schema.compared_as_number"), 0);
+	/* A plugin model's float written as a string Python's float()
+	   takes (YAML 1.1 reads 1e-3 as one): min 0.1 > max 0.001. */
+	snprintf(text, sizeof(text), "%splugins:\n  - axolotl.integrations."
+	    "diffusion.DiffusionPlugin\ndiffusion:\n  max_mask_ratio: 1e-3\n",
+	    base);
+	assert_int_equal(fires_at(text, 1, "plugin.diffusion_mask_ratios"),
+	    10);
+	snprintf(text, sizeof(text), "%splugins:\n  - axolotl.integrations."
+	    "diffusion.DiffusionPlugin\ndiffusion:\n  max_mask_ratio: 95e-2\n",
+	    base);
+	assert_int_equal(fires_at(text, 1, "plugin.diffusion_mask_ratios"),
+	    0);
+	/* An after-validator reads fsdp_config's fields parsed too. */
+	snprintf(text, sizeof(text), "%sfsdp:\n  - full_shard\n  - auto_wrap"
+	    "\nfsdp_config:\n  offload_params: 'false'\noptimizer: "
+	    "adamw_bnb_8bit\n", base);
+	assert_int_equal(fires_at(text, 2, "optim.fsdp1_offload_8bit"), 0);
+	snprintf(text, sizeof(text), "%sfsdp:\n  - full_shard\n  - auto_wrap"
+	    "\nfsdp_config:\n  offload_params: 'true'\noptimizer: "
+	    "adamw_bnb_8bit\n", base);
+	assert_int_equal(fires_at(text, 2, "optim.fsdp1_offload_8bit"), 13);
+	/* The plan's dtype too: bf16: 'true' is bf16 for a bf16 preset. */
+	snprintf(text, sizeof(text), "%sbf16: 'true'\ndeepspeed: "
+	    "deepspeed_configs/zero3_bf16.json\n", base);
+	assert_int_equal(fires_at(text, 2,
+	    "deepspeed.bf16_preset_requires_bf16"), 0);
+	snprintf(text, sizeof(text), "%sbf16: 'false'\ndeepspeed: "
+	    "deepspeed_configs/zero3_bf16.json\n", base);
+	assert_int_equal(fires_at(text, 2,
+	    "deepspeed.bf16_preset_requires_bf16"), 9);
 	snprintf(text, sizeof(text), "%sbf16: 'full'\n", base);
 	assert_int_equal(fires_at(text, 1, "precision.bf16_full_rejected"), 8);
 	snprintf(text, sizeof(text), "%sbf16: 'AUTO'\n", base);

@@ -74,12 +74,14 @@ check_optim_flash_sharding(struct rule_ctx *rc)
 	    "needs DDP or FSDP2", opt);
 }
 
-/* optim.fsdp1_offload_8bit */
+/* optim.fsdp1_offload_8bit: self.fsdp_config.offload_params is the
+   parsed bool ('false' is off). */
 static int
 check_optim_fsdp1_offload_8bit(struct rule_ctx *rc)
 {
 	const char *opt;
 	const struct doc_pair *off;
+	bool b;
 
 	use_parsed(rc);  /* an after-validator */
 	opt = cfg_str(rc, "optimizer");
@@ -87,7 +89,8 @@ check_optim_fsdp1_offload_8bit(struct rule_ctx *rc)
 
 	if (!cfg_on(rc, "fsdp_config") || opt == NULL ||
 	    strstr(opt, "8bit") == NULL || off == NULL ||
-	    !doc_truthy(off->value) || fsdp_version(rc) == 2)
+	    !(py_bool_word(off->value, &b) ? b : doc_truthy(off->value)) ||
+	    fsdp_version(rc) == 2)
 		return 0;
 	return rule_report(rc, cfg_pair(rc, "optimizer"),
 	    "optimizer %s with FSDP1 param offload (offload_params) is "

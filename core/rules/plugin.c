@@ -5,10 +5,33 @@
  * reads the config through its struct rule_ctx and reports
  * (docs/rules-howto.md).
  */
+#include <stdlib.h>
+
 #include "core/rules_int.h"
+#include "core/types.h"
+
+/* v as a pydantic float field reads it: a number, or a string Python's
+   float() takes ('1e-3'), into *out. */
+static bool
+float_of(const struct doc_node *v, double *out)
+{
+	char *end;
+	double f;
+
+	if (node_num(v, out))
+		return true;
+	if (v == NULL || v->kind != DOC_STR ||
+	    !ty_python_float(v->text, v->len))
+		return false;
+	f = strtod(v->text, &end);
+	if (end == v->text || *end != '\0')
+		return false;
+	*out = f;
+	return true;
+}
 
 /* plugin.diffusion_mask_ratios: DiffusionConfig._validate_mask_ratios
-   (defaults 0.1 and 0.9). */
+   (defaults 0.1 and 0.9), on the values pydantic parsed. */
 static int
 check_plugin_diffusion(struct rule_ctx *rc)
 {
@@ -19,10 +42,10 @@ check_plugin_diffusion(struct rule_ctx *rc)
 	    d->value->kind != DOC_MAP)
 		return 0;
 	if (doc_map_get(d->value, "min_mask_ratio") != NULL &&
-	    !node_num(doc_map_value(d->value, "min_mask_ratio"), &lo))
+	    !float_of(doc_map_value(d->value, "min_mask_ratio"), &lo))
 		return 0;	/* a type error, schema.type's */
 	if (doc_map_get(d->value, "max_mask_ratio") != NULL &&
-	    !node_num(doc_map_value(d->value, "max_mask_ratio"), &hi))
+	    !float_of(doc_map_value(d->value, "max_mask_ratio"), &hi))
 		return 0;
 	if (lo <= hi)
 		return 0;
