@@ -957,21 +957,10 @@ def test_head_framing(d):
                  "/v1/configs/a.yaml/checks", "/v1/rules", "/",
                  "/ui/app.js"):
         gst, _, _ = s.request("GET", path, token=red)
-        k = s.raw(timeout=5)
-        k.sendall(b"HEAD " + path.encode() + b" HTTP/1.1\r\nHost: "
-                  b"localhost\r\n" + auth + b"\r\nGET /healthz HTTP/1.1"
-                  b"\r\nHost: localhost\r\nConnection: close\r\n\r\n")
-        buf = b""
-        k.settimeout(5)
-        try:
-            while True:
-                got = k.recv(65536)
-                if not got:
-                    break
-                buf += got
-        except OSError:
-            pass
-        k.close()
+        _, _, buf = send_raw(
+            s, b"HEAD " + path.encode() + b" HTTP/1.1\r\nHost: "
+            b"localhost\r\n" + auth + b"\r\nGET /healthz HTTP/1.1"
+            b"\r\nHost: localhost\r\nConnection: close\r\n\r\n")
         head, _, rest = buf.partition(b"\r\n\r\n")
         hst = int(head.split(b" ", 2)[1]) if head.startswith(b"HTTP/1.") \
             else None
@@ -1156,24 +1145,13 @@ def test_problem_utf8(d):
     cases = []
     for ct in (b"\xff\xfe", b"application/\xc3", "application/" +
                "\u00e9" * 60, "x" + "\u00e9" * 60):
-        k = s.raw()
-        k.sendall(b"POST /v1/checks?gpus=1 HTTP/1.1\r\nHost: localhost\r\n"
-                  b"Authorization: Bearer " + tok.encode() + b"\r\n"
-                  b"Content-Type: " + (ct if isinstance(ct, bytes) else
-                                       ct.encode()) +
-                  b"\r\nContent-Length: %d\r\nConnection: close\r\n\r\n"
-                  % len(CFG) + CFG.encode())
-        buf = b""
-        k.settimeout(5)
-        try:
-            while True:
-                got = k.recv(65536)
-                if not got:
-                    break
-                buf += got
-        except OSError:
-            pass
-        k.close()
+        _, _, buf = send_raw(
+            s, b"POST /v1/checks?gpus=1 HTTP/1.1\r\nHost: localhost\r\n"
+            b"Authorization: Bearer " + tok.encode() + b"\r\n"
+            b"Content-Type: " + (ct if isinstance(ct, bytes) else
+                                 ct.encode()) +
+            b"\r\nContent-Length: %d\r\nConnection: close\r\n\r\n"
+            % len(CFG) + CFG.encode())
         head, _, body = buf.partition(b"\r\n\r\n")
         try:
             j = json.loads(body)
