@@ -200,7 +200,7 @@ token_tag(char out[16], const char *tok)
 
 enum auth_verdict
 auth_request(struct auth *a, enum api_access access, const char *authz,
-    const struct sockaddr *peer, char team[65], bool *admin)
+    const struct sockaddr *peer, bool forwarded, char team[65], bool *admin)
 {
 	unsigned char key[FAIL_KEY];
 	struct store_token t;
@@ -229,10 +229,11 @@ auth_request(struct auth *a, enum api_access access, const char *authz,
 	case ACCESS_METRICS:
 		/* Without a metrics token the counts (every team's verdicts
 		   and rules together) are open with --auth none, and only to
-		   this machine's loopback when teams have tokens. */
+		   this machine's loopback when teams have tokens -- not to
+		   what a proxy on this machine relays from elsewhere. */
 		if (a->cfg.metrics_token == NULL)
-			return !a->cfg.tokens || peer_is_loopback(peer) ?
-			    AUTH_PASS : AUTH_DENY;
+			return !a->cfg.tokens || (!forwarded &&
+			    peer_is_loopback(peer)) ? AUTH_PASS : AUTH_DENY;
 		tok = bearer(authz);
 		if (tok != NULL && digest_equal(tok, a->cfg.metrics_token))
 			return AUTH_PASS;

@@ -38,13 +38,16 @@ void auth_free(struct auth *a);
 /*
  * Decide for one request on a route with the given access (api_route()
  * matched it).  authz is the Authorization header or NULL; peer the
- * client address (may be NULL).  On AUTH_PASS, team (65 bytes) and
- * *admin say who it is.  A valid token always passes; failures are
- * counted per (address, first bytes of the presented token).
+ * client address (may be NULL); forwarded whether the request names a
+ * client beyond its peer (Forwarded, X-Forwarded-For, X-Real-IP: a proxy
+ * on this machine relays it, so a loopback peer says nothing of who sent
+ * it).  On AUTH_PASS, team (65 bytes) and *admin say who it is.  A valid
+ * token always passes; failures are counted per (address, first bytes of
+ * the presented token).
  */
 enum auth_verdict auth_request(struct auth *a, enum api_access access,
-    const char *authz, const struct sockaddr *peer, char team[65],
-    bool *admin);
+    const char *authz, const struct sockaddr *peer, bool forwarded,
+    char team[65], bool *admin);
 
 /* Count a refused CI signature from peer; true when that address is now
    over its budget (its next CI calls get 429 before the body is read). */

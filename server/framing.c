@@ -207,3 +207,18 @@ framing_head_response(void)
 		    MHD_RO_END);
 	return r;
 }
+
+/* framing.h */
+bool
+framing_forwarded(struct MHD_Connection *c)
+{
+	static const char *const names[] = { "Forwarded", "X-Forwarded-For",
+	    "X-Real-IP" };
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+		    names[i]) != NULL)
+			return true;
+	return false;
+}

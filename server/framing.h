@@ -49,6 +49,15 @@ bool framing_loopback_host(const char *host, const char *const *allowed,
     size_t nallowed);
 
 /*
+ * Does c name a client beyond the peer that sent it (Forwarded,
+ * X-Forwarded-For, X-Real-IP)?  Then a proxy relays it, and a proxy on
+ * this machine makes every client's peer loopback: what is open to
+ * loopback clients only (/metrics without a metrics token under --auth
+ * token) is not open to it.
+ */
+bool framing_forwarded(struct MHD_Connection *c);
+
+/*
  * A HEAD answer: GET's status and headers, no body, no length, and the
  * connection closed after it.  Without a length libmicrohttpd 0.9.75
  * frames an HTTP/1.1 answer chunked and sends the last chunk ("0\r\n\r\n")

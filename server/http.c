@@ -417,7 +417,8 @@ on_headers(struct req *r, struct MHD_Connection *c, const char *method,
 	v = strcmp(method, "OPTIONS") == 0 && r->rt.status == 405 ?
 	    AUTH_PASS : auth_request(s->cfg.auth, r->rt.access,
 	    MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-	    MHD_HTTP_HEADER_AUTHORIZATION), peer, r->team, &r->admin);
+	    MHD_HTTP_HEADER_AUTHORIZATION), peer, framing_forwarded(c), r->team,
+	    &r->admin);
 	if (v != AUTH_PASS)
 		return refuse(r, c, method, v);
 	if (r->rt.status == 0 && s->cfg.quota != NULL &&

@@ -589,10 +589,11 @@ def own_address():
     return None
 
 
-def metrics_from(port, host, token=None):
+def metrics_from(port, host, token=None, extra=None):
     import http.client
     c = http.client.HTTPConnection(host, port, timeout=10)
     h = {"Host": "localhost"}
+    h.update(extra or {})
     if token:
         h["Authorization"] = "Bearer " + token
     c.request("GET", "/metrics", headers=h)
@@ -620,6 +621,14 @@ def test_metrics_off_loopback(d):
         st, body = metrics_from(s.port, "127.0.0.1")
         check("/metrics from loopback without a metrics token: 200",
               st == 200 and b"preflight_" in body, st)
+        # A proxy on this machine relays every client from loopback.
+        for hdr in ({"X-Forwarded-For": "203.0.113.9"},
+                    {"forwarded": "for=203.0.113.9"},
+                    {"X-Real-IP": "203.0.113.9"}):
+            st, body = metrics_from(s.port, "127.0.0.1", extra=hdr)
+            check("/metrics relayed by a local proxy (%s): 401, no counts"
+                  % list(hdr)[0], st == 401 and b"preflight_" not in body,
+                  st)
         st, body = metrics_from(s.port, addr)
         check("/metrics from %s without a metrics token: 401, no counts"
               % addr, st == 401 and b"preflight_" not in body, st)
