@@ -353,23 +353,51 @@ rate_text(char *out, size_t cap, double v)
 		snprintf(out, cap, "~%.0f", v);
 }
 
+/* The length of the control character p starts (C0, DEL, a C1 in UTF-8,
+   U+2028/9), 0 for any other. */
+static size_t
+control_len(const unsigned char *p)
+{
+	if (*p < 0x20 || *p == 0x7f)
+		return 1;
+	if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
+		return 2;
+	if (*p == 0xe2 && p[1] == 0x80 && (p[2] == 0xa8 || p[2] == 0xa9))
+		return 3;
+	return 0;
+}
+
+/* The control character at p (control_len n) as the text report writes
+   it: \n, \r, \t, \x1b, \u0085 (NEL, CSI), \u2028. */
+static void
+put_control(FILE *out, const unsigned char *p, size_t n)
+{
+	if (*p == '\n')
+		fputs("\\n", out);
+	else if (*p == '\r')
+		fputs("\\r", out);
+	else if (*p == '\t')
+		fputs("\\t", out);
+	else if (n == 1)
+		fprintf(out, "\\x%02x", *p);
+	else if (n == 2)
+		fprintf(out, "\\u%04x", p[1]);
+	else
+		fprintf(out, "\\u%04x", p[2] == 0xa8 ? 0x2028 : 0x2029);
+}
+
 /* GitHub workflow-command escaping: data (the message) escapes % CR LF;
    a property value also , and :.  The runner prints the rest as it is,
    so the other control characters (ESC, BEL, C1, U+2028/9: a key from
    a pull request's config, a file name) are written as the text report
-   writes them (encode_text_safe), never raw into the CI log. */
+   writes them (put_control), never raw into the CI log. */
 static void
 gh_escape(FILE *out, const char *s, bool property)
 {
 	const unsigned char *p = (const unsigned char *)s;
-	char one[4];
 	size_t n;
 
 	for (; *p != '\0'; p++) {
-		n = *p < 0x20 || *p == 0x7f ? 1 :
-		    *p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f ? 2 :
-		    *p == 0xe2 && p[1] == 0x80 && (p[2] == 0xa8 ||
-		    p[2] == 0xa9) ? 3 : 0;
 		if (*p == '%')
 			fputs("%25", out);
 		else if (*p == '\r')
@@ -380,10 +408,8 @@ gh_escape(FILE *out, const char *s, bool property)
 			fputs("%3A", out);
 		else if (property && *p == ',')
 			fputs("%2C", out);
-		else if (n > 0) {
-			memset(one, 0, sizeof(one));
-			memcpy(one, p, n);
-			encode_text_safe(out, one);
+		else if ((n = control_len(p)) > 0) {
+			put_control(out, p, n);
 			p += n - 1;
 		} else
 			putc(*p, out);
@@ -455,22 +481,12 @@ void
 encode_text_safe(FILE *out, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
+	size_t n;
 
 	for (; *p != '\0'; p++) {
-		if (*p == '\n')
-			fputs("\\n", out);
-		else if (*p == '\r')
-			fputs("\\r", out);
-		else if (*p == '\t')
-			fputs("\\t", out);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(out, "\\x%02x", *p);
-		else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
-			fprintf(out, "\\u%04x", *++p);	/* C1: NEL, CSI */
-		else if (*p == 0xe2 && p[1] == 0x80 && (p[2] == 0xa8 ||
-		    p[2] == 0xa9)) {
-			fprintf(out, "\\u%04x", p[2] == 0xa8 ? 0x2028 : 0x2029);
-			p += 2;
+		if ((n = control_len(p)) > 0) {
+			put_control(out, p, n);
+			p += n - 1;
 		} else
 			putc(*p, out);
 	}
