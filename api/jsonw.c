@@ -59,9 +59,9 @@ jw_lit(struct jsonw *w, const char *s)
 	jw_raw(w, s, strlen(s));
 }
 
-/* Length of the valid UTF-8 sequence at s (1..4), or 0. */
-static size_t
-utf8_len(const unsigned char *s, size_t left)
+/* jsonw.h */
+size_t
+jw_utf8_len(const unsigned char *s, size_t left)
 {
 	size_t n, i;
 	unsigned long cp;
@@ -132,7 +132,7 @@ jw_str(struct jsonw *w, const char *s)
 				jw_lit(w, e);
 			}
 			n = 1;
-		} else if ((n = utf8_len(p, left)) > 0) {
+		} else if ((n = jw_utf8_len(p, left)) > 0) {
 			jw_raw(w, (const char *)p, n);
 		} else {
 			jw_lit(w, "\\ufffd");
@@ -184,7 +184,7 @@ jw_xml(struct jsonw *w, const char *s)
 		if (esc != NULL) {
 			jw_lit(w, esc);
 			n = 1;
-		} else if (*p < 0x20 || (n = utf8_len(p, left)) == 0) {
+		} else if (*p < 0x20 || (n = jw_utf8_len(p, left)) == 0) {
 			/* Not allowed in XML 1.0, or not UTF-8. */
 			jw_lit(w, "\xef\xbf\xbd");
 			n = 1;

@@ -17,6 +17,10 @@ struct jsonw {
 	bool oom;
 };
 
+/* Length of the valid UTF-8 sequence at s (1..4; left bytes there),
+   or 0: no overlong forms, surrogates or code points past U+10FFFF. */
+size_t jw_utf8_len(const unsigned char *s, size_t left);
+
 void jw_init(struct jsonw *w);
 void jw_raw(struct jsonw *w, const char *s, size_t n);
 void jw_lit(struct jsonw *w, const char *s);	/* jw_raw of a C string */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "api/api_int.h"
+#include "api/jsonw.h"
 #include "core/arena.h"
 
 /* ---- responses ------------------------------------------------------ */
@@ -67,18 +68,16 @@ static void
 utf8_repair(char *s)
 {
 	unsigned char *p = (unsigned char *)s;
-	char one[5];
-	size_t n;
+	size_t left = strlen(s), n;
 
-	while (*p != '\0') {
-		n = *p < 0x80 ? 1 : *p >= 0xF0 ? 4 : *p >= 0xE0 ? 3 : 2;
-		n = strnlen((const char *)p, n);
-		memcpy(one, p, n);
-		one[n] = '\0';
-		if (api_is_utf8(one))
-			p += n;
-		else
-			*p++ = '?';
+	while (left > 0) {
+		n = jw_utf8_len(p, left);
+		if (n == 0) {
+			*p = '?';
+			n = 1;
+		}
+		p += n;
+		left -= n;
 	}
 }
 
